@@ -1,0 +1,1 @@
+"""Speed benchmarks: each compares lexprobe against a named baseline in the same process."""

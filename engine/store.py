@@ -1,0 +1,481 @@
+"""Arrow shard store: one folder per index, ``manifest.json`` + ``shards/part-NNNNN.arrow`` + side files.
+
+Layout of ``<home>/<name>/``::
+
+    manifest.json          schema version, kind, source, dim, count, shards (rows, bytes, crc32), files, meta
+    shards/part-00000.arrow  Arrow IPC files, memory-mapped on read; vectors are fixed-size-list float32
+    faiss.index            side files (the FAISS index), checksummed in the manifest like the shards
+
+Every write builds a complete new version of the folder in a hidden sibling (unchanged shards are
+hard-linked, never copied), fsyncs it, writes the manifest last and swaps the folder in with one atomic
+``renameat2(RENAME_EXCHANGE)`` (or ``rename`` when there is no old folder). A crash at any point therefore
+leaves either the old index or the new one under ``<name>``. Readers open the folder by file descriptor, so
+a swap during an open gives them the old or the new version, never a mix. Writers hold ``.<name>.lock``.
+
+Every open verifies the manifest's own checksum and each file's size and CRC32: a flipped byte or a
+truncated file is reported with the file named, and nothing is answered from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import fcntl
+import json
+import os
+import re
+import shutil
+import time
+import uuid
+import weakref
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import CorruptIndexError, LexprobeError, LockedError
+
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+SHARD_DIR = "shards"
+DEFAULT_SHARD_ROWS = 100_000
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_CHUNK = 1 << 22
+
+
+def default_home() -> Path:
+    """The index home: ``$LEXPROBE_HOME``, else ``indexes/`` in the working directory."""
+    return Path(os.environ.get("LEXPROBE_HOME", "indexes"))
+
+
+def check_name(name: str) -> str:
+    if not _NAME_RE.match(name or ""):
+        raise LexprobeError(f"bad index name {name!r}: use letters, digits, '_', '-', '.' (not first)")
+    return name
+
+
+def file_crc32(path: str | os.PathLike) -> tuple[int, int]:
+    """(size in bytes, CRC32) of a file, read in 4 MiB chunks."""
+    crc, size = 0, 0
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            crc = zlib.crc32(chunk, crc)
+            size += len(chunk)
+    return size, crc
+
+
+def _manifest_checksum(manifest: dict) -> int:
+    body = {k: v for k, v in manifest.items() if k != "checksum"}
+    return zlib.crc32(json.dumps(body, sort_keys=True, ensure_ascii=True).encode())
+
+
+def _fsync_path(path: str | os.PathLike, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def vector_type(dim: int) -> pa.DataType:
+    """The Arrow type of a vector column: fixed-size list of ``dim`` float32."""
+    return pa.list_(pa.float32(), dim)
+
+
+def vector_array(matrix: np.ndarray) -> pa.FixedSizeListArray:
+    """A fixed-size-list float32 Arrow array over a 2-D float32 matrix (no copy when contiguous)."""
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
+
+
+def column_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A fixed-size-list float32 column as an (n, d) numpy matrix; zero-copy for a single chunk."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    dim = column.type.list_size
+    parts = [c.flatten().to_numpy(zero_copy_only=True).reshape(-1, dim) for c in chunks if len(c)]
+    if not parts:
+        return np.zeros((0, dim), dtype=np.float32)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+# ----------------------------------------------------------------------------------------- atomic swap
+
+_RENAME_EXCHANGE = 2
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two directories (Linux renameat2); False where the system cannot."""
+    fn = getattr(_libc, "renameat2", None)
+    if fn is None:
+        return False
+    rc = fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_in(tmp: Path, final: Path) -> None:
+    """Make ``tmp`` the folder at ``final`` atomically; the old one (if any) is deleted afterwards."""
+    if not final.exists():
+        os.rename(tmp, final)
+    elif _exchange(tmp, final):
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:  # no atomic exchange: two renames, with recovery of the old folder by the next writer
+        old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex[:8]}")
+        os.rename(final, old)
+        os.rename(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    _fsync_path(final.parent, directory=True)
+
+
+# ----------------------------------------------------------------------------------------------- lock
+
+
+@contextlib.contextmanager
+def write_lock(home: Path, name: str, wait: float | None = None) -> Iterator[None]:
+    """Exclusive writer lock on one index (``<home>/.<name>.lock``); waits up to ``wait`` seconds.
+
+    ``wait`` defaults to ``$LEXPROBE_LOCK_WAIT`` (0: fail at once with a clear message).
+    """
+    if wait is None:
+        wait = float(os.environ.get("LEXPROBE_LOCK_WAIT", "0"))
+    home.mkdir(parents=True, exist_ok=True)
+    lock_path = home / f".{name}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockedError(
+                        f"{lock_path}: index {name!r} is being written by another process "
+                        "(wait for it, or set LEXPROBE_LOCK_WAIT=seconds)") from None
+                time.sleep(0.1)
+        _clean_stale(home, name)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+def _clean_stale(home: Path, name: str) -> None:
+    """Remove temporary folders left by a writer that crashed (we hold the lock, so none is live)."""
+    old = sorted(home.glob(f".{name}.old-*"))
+    if old and not (home / name).exists():  # crash between the two fallback renames: restore old
+        os.rename(old[-1], home / name)
+    for stale in list(home.glob(f".{name}.tmp-*")) + list(home.glob(f".{name}.old-*")):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------------------------- read
+
+
+@dataclass
+class Store:
+    """A verified, memory-mapped view of one index folder at one version."""
+
+    path: Path
+    manifest: dict
+    tables: list[pa.Table]  # one per shard, memory-mapped
+    _dir_fd_path: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def kind(self) -> str:
+        return self.manifest["kind"]
+
+    @property
+    def dim(self) -> int:
+        return int(self.manifest["dim"])
+
+    @property
+    def count(self) -> int:
+        return int(self.manifest["count"])
+
+    @property
+    def meta(self) -> dict:
+        return self.manifest.get("meta", {})
+
+    def table(self, columns: list[str] | None = None) -> pa.Table:
+        """All shards as one table (zero-copy chunks)."""
+        tables = [t.select(columns) if columns else t for t in self.tables]
+        return pa.concat_tables(tables) if tables else pa.table({})
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        chunks = [c for t in self.tables for c in t.column(name).chunks]
+        return pa.chunked_array(chunks, type=self.tables[0].schema.field(name).type)
+
+    def matrix(self, column: str = "vector") -> np.ndarray:
+        """A vector column as one (count, dim) float32 matrix (zero-copy when there is one shard)."""
+        return column_matrix(self.column(column))
+
+    def file_path(self, key: str) -> str:
+        """Path of a side file (e.g. ``faiss``) of this exact version."""
+        return os.path.join(self._dir_fd_path, self.manifest["files"][key]["file"])
+
+    @property
+    def tombstones(self) -> np.ndarray:
+        return np.asarray(self.manifest.get("tombstones", []), dtype=np.int64)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, verify: bool = True) -> "Store":
+        """Open and verify an index folder; retries when a writer swapped it in the middle of the open."""
+        path = Path(path)
+        if not (path / MANIFEST).exists():
+            raise LexprobeError(f"{path}: no such index (no {MANIFEST})")
+        last: Exception | None = None
+        for _ in range(5):
+            try:
+                return cls._open_once(path, verify)
+            except (FileNotFoundError, _Retry) as exc:  # swapped while opening
+                last = exc
+                time.sleep(0.05)
+        if isinstance(last, _Retry):
+            raise last.error
+        raise CorruptIndexError(f"{path}: index files vanished while opening ({last})")
+
+    @classmethod
+    def _open_once(cls, path: Path, verify: bool) -> "Store":
+        dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            base = f"/proc/self/fd/{dir_fd}"
+            if not os.path.isdir(base):  # no /proc: fall back to the plain path
+                base = str(path)
+            manifest = read_manifest(os.path.join(base, MANIFEST), display=path / MANIFEST)
+            try:
+                tables = []
+                for shard in manifest["shards"]:
+                    display = path / SHARD_DIR / shard["file"]
+                    real = os.path.join(base, SHARD_DIR, shard["file"])
+                    if verify:
+                        _check_file(real, shard, display)
+                    tables.append(_read_shard(real, shard, display))
+                if verify:
+                    for entry in manifest.get("files", {}).values():
+                        _check_file(os.path.join(base, entry["file"]), entry, path / entry["file"])
+            except CorruptIndexError as exc:
+                # a concurrent swap looks like corruption: re-read the manifest and retry if it changed
+                current = read_manifest(path / MANIFEST, display=path / MANIFEST)
+                if current.get("version_id") != manifest.get("version_id"):
+                    raise _Retry(exc) from exc
+                raise
+            if sum(len(t) for t in tables) != manifest["count"]:
+                raise CorruptIndexError(f"{path / MANIFEST}: shards hold {sum(len(t) for t in tables)} rows, "
+                                        f"manifest says {manifest['count']}")
+            # keep the directory alive for side files by holding a dup'd fd for the store's lifetime
+            keep_fd = os.dup(dir_fd) if base.startswith("/proc/") else None
+            keep = f"/proc/self/fd/{keep_fd}" if keep_fd is not None else str(path)
+            store = cls(path, manifest, tables, keep)
+            if keep_fd is not None:
+                weakref.finalize(store, os.close, keep_fd)
+            return store
+        finally:
+            os.close(dir_fd)
+
+
+class _Retry(Exception):
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
+def read_manifest(path: str | os.PathLike, display: str | os.PathLike | None = None) -> dict:
+    """Read and check a manifest (JSON, own checksum, schema version)."""
+    display = display or path
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise CorruptIndexError(f"{display}: cannot read manifest ({exc.strerror})") from None
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptIndexError(f"{display}: manifest is not valid JSON ({exc})") from None
+    if not isinstance(manifest, dict) or "checksum" not in manifest:
+        raise CorruptIndexError(f"{display}: manifest has no checksum")
+    if manifest["checksum"] != _manifest_checksum(manifest):
+        raise CorruptIndexError(f"{display}: manifest checksum mismatch (the file was altered or damaged)")
+    if manifest.get("schema_version") != SCHEMA_VERSION:
+        raise CorruptIndexError(f"{display}: schema version {manifest.get('schema_version')} is not "
+                                f"{SCHEMA_VERSION}")
+    return manifest
+
+
+def _check_file(real: str, entry: dict, display: Path) -> None:
+    try:
+        size, crc = file_crc32(real)
+    except FileNotFoundError:
+        raise CorruptIndexError(f"{display}: file listed in the manifest is missing") from None
+    if size != entry["bytes"]:
+        raise CorruptIndexError(f"{display}: {size} bytes, manifest says {entry['bytes']} (truncated or altered)")
+    if crc != entry["crc32"]:
+        raise CorruptIndexError(f"{display}: checksum mismatch (the file was altered or damaged)")
+
+
+def _read_shard(real: str, entry: dict, display: Path) -> pa.Table:
+    try:
+        table = pa.ipc.open_file(pa.memory_map(real, "r")).read_all()
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise CorruptIndexError(f"{display}: not a readable Arrow shard ({exc})") from None
+    if len(table) != entry["rows"]:
+        raise CorruptIndexError(f"{display}: {len(table)} rows, manifest says {entry['rows']}")
+    return table
+
+
+def list_indexes(home: Path) -> list[Path]:
+    """Index folders under ``home`` (those with a manifest), sorted by name."""
+    if not home.is_dir():
+        return []
+    return sorted(p for p in home.iterdir() if not p.name.startswith(".") and (p / MANIFEST).exists())
+
+
+def open_index(home: Path, name: str, *, verify: bool = True) -> Store:
+    """Open index ``name`` under ``home`` with a clear error when it does not exist."""
+    path = home / check_name(name)
+    if not (path / MANIFEST).exists():
+        known = ", ".join(p.name for p in list_indexes(home)) or "none"
+        raise LexprobeError(f"{path}: no index named {name!r} (indexes in {home}: {known})")
+    return Store.open(path, verify=verify)
+
+
+# ---------------------------------------------------------------------------------------------- write
+
+
+class StoreWriter:
+    """Writes a new version of an index folder; nothing is visible until :meth:`commit`.
+
+    Use as a context manager inside :func:`write_lock`. ``base`` (an open Store) starts the new version
+    from the old one: its shards are hard-linked, so appending a shard costs only the new rows.
+    """
+
+    def __init__(self, home: Path, name: str, *, kind: str, dim: int, schema: pa.Schema,
+                 shard_rows: int = DEFAULT_SHARD_ROWS, base: Store | None = None):
+        if shard_rows < 1:
+            raise LexprobeError(f"shard size must be at least 1 row, not {shard_rows}")
+        self.home, self.name, self.kind, self.dim, self.schema = Path(home), check_name(name), kind, dim, schema
+        self.shard_rows = shard_rows
+        self.final = self.home / name
+        self.tmp = self.home / f".{name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        (self.tmp / SHARD_DIR).mkdir(parents=True)
+        self.shards: list[dict] = []
+        self.files: dict[str, dict] = {}
+        self.count = 0
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_rows = 0
+        self.committed = False
+        if base is not None:
+            for entry in base.manifest["shards"]:
+                os.link(os.path.join(base._dir_fd_path, SHARD_DIR, entry["file"]),
+                        self.tmp / SHARD_DIR / entry["file"])
+                self.shards.append(dict(entry))
+                self.count += entry["rows"]
+
+    def __enter__(self) -> "StoreWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if not self.committed:
+            self.abort()
+
+    def abort(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, table: pa.Table | pa.RecordBatch) -> None:
+        """Append rows (matching the schema); shards are cut every ``shard_rows`` rows."""
+        if isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        table = table.select(self.schema.names).cast(self.schema)
+        for batch in table.to_batches():
+            self._pending.append(batch)
+            self._pending_rows += len(batch)
+            while self._pending_rows >= self.shard_rows:
+                self._flush(self.shard_rows)
+
+    def _flush(self, rows: int) -> None:
+        pending = pa.Table.from_batches(self._pending, schema=self.schema)
+        head, rest = pending.slice(0, rows), pending.slice(rows)
+        self._pending, self._pending_rows = rest.to_batches(), len(rest)
+        self._write_shard(head.combine_chunks())
+
+    def _write_shard(self, table: pa.Table) -> None:
+        number = 1 + max((int(s["file"][5:10]) for s in self.shards), default=-1)
+        file = f"part-{number:05d}.arrow"
+        path = self.tmp / SHARD_DIR / file
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema) as writer:
+            writer.write_table(table, max_chunksize=len(table) or None)
+        size, crc = file_crc32(path)
+        self.shards.append({"file": file, "rows": len(table), "bytes": size, "crc32": crc})
+        self.count += len(table)
+
+    def side_file(self, key: str, file: str) -> str:
+        """Path where a side file (e.g. the FAISS index) is to be written in the new version."""
+        self.files[key] = {"file": file}
+        return str(self.tmp / file)
+
+    def commit(self, *, source: str, normalization: str = "none", meta: dict[str, Any] | None = None,
+               tombstones: list[int] | None = None, history: list[dict] | None = None) -> Path:
+        """Flush, checksum, fsync, write the manifest last and swap the folder in atomically."""
+        if self._pending_rows:
+            self._flush(self._pending_rows)
+        for entry in self.files.values():
+            entry["bytes"], entry["crc32"] = file_crc32(self.tmp / entry["file"])
+        for f in [self.tmp / SHARD_DIR / s["file"] for s in self.shards] + \
+                 [self.tmp / e["file"] for e in self.files.values()]:
+            _fsync_path(f)
+        manifest = {
+            "schema_version": SCHEMA_VERSION,
+            "name": self.name,
+            "kind": self.kind,
+            "version_id": uuid.uuid4().hex,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "source": source,
+            "dim": self.dim,
+            "count": self.count,
+            "normalization": normalization,
+            "columns": self.schema.names,
+            "shards": self.shards,
+            "files": self.files,
+            "tombstones": sorted(tombstones or []),
+            "history": history or [],
+            "meta": meta or {},
+        }
+        manifest["checksum"] = _manifest_checksum(manifest)
+        mpath = self.tmp / MANIFEST
+        with open(mpath, "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True, ensure_ascii=False)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_path(self.tmp / SHARD_DIR, directory=True)
+        _fsync_path(self.tmp, directory=True)
+        _swap_in(self.tmp, self.final)
+        self.committed = True
+        return self.final
+
+
+def remove_index(home: Path, name: str) -> None:
+    """Delete an index folder (under the writer lock)."""
+    path = home / check_name(name)
+    if not (path / MANIFEST).exists():
+        raise LexprobeError(f"{path}: no index named {name!r}")
+    with write_lock(home, name):
+        trash = home / f".{name}.tmp-rm-{uuid.uuid4().hex[:8]}"
+        os.rename(path, trash)
+        shutil.rmtree(trash, ignore_errors=True)
