@@ -1,0 +1,5 @@
+"""``python -m engine`` runs the lexprobe CLI."""
+
+from .cli import main
+
+main()
