@@ -1,0 +1,103 @@
+"""FAISS word index: neighbours equal brute-force numpy; exclusion is exact; restriction; ANN index types."""
+
+import json
+
+import numpy as np
+import pytest
+
+from engine import index as vindex
+from engine.words import WordIndex
+
+
+def _brute(unit, q, k, exclude=()):
+    scores = unit @ q
+    scores[list(exclude)] = -np.inf
+    order = np.argsort(-scores, kind="stable")[:k]
+    return order, scores[order]
+
+
+def test_neighbors_equal_brute_force_on_glove(glove_home):
+    index = WordIndex.open(glove_home, "glove")
+    unit = index.unit
+    rng = np.random.default_rng(1)
+    ids = rng.choice(len(unit), 50, replace=False)
+    D, I = index.vectors.search(unit[ids], 10, exclude=ids[:, None])
+    for row, qid in enumerate(ids):
+        order, scores = _brute(unit, unit[qid], 10, exclude=[qid])
+        np.testing.assert_allclose(D[row], scores, rtol=1e-5, atol=1e-5)
+        # ties aside, the same ids in the same order
+        same = I[row] == order
+        assert same.all() or np.allclose(D[row][~same], scores[~same], atol=1e-6)
+
+
+def test_exclusion_never_returns_excluded_ids():
+    rng = np.random.default_rng(2)
+    unit, _ = vindex.unit_rows(rng.standard_normal((500, 16)).astype(np.float32))
+    vi = vindex.VectorIndex(vindex.build(unit, np.arange(500)))
+    queries = unit[:40]
+    # exclude each query's own true top-5 plus random ids: the answers must skip all of them
+    _, top = vi.search(queries, 5)
+    exclude = [list(t) + list(rng.choice(500, 7)) for t in top]
+    D, I = vi.search(queries, 10, exclude=exclude)
+    for row, ex in enumerate(exclude):
+        assert not set(I[row]) & set(ex)
+        order, scores = _brute(unit, queries[row], 10, exclude=ex)
+        np.testing.assert_array_equal(I[row], order)
+
+
+def test_restriction_to_most_frequent_and_to_subset():
+    rng = np.random.default_rng(3)
+    unit, _ = vindex.unit_rows(rng.standard_normal((300, 8)).astype(np.float32))
+    vi = vindex.VectorIndex(vindex.build(unit, np.arange(300)))
+    q = rng.standard_normal((5, 8)).astype(np.float32)
+    _, I = vi.search(q, 4, restrict=50)
+    assert (I < 50).all()
+    for row in range(5):
+        np.testing.assert_array_equal(I[row], _brute(unit[:50], q[row], 4)[0])
+    subset = rng.choice(300, 30, replace=False)
+    _, I = vi.search(q, 4, restrict=subset, exclude=[[int(subset[0])]] * 5)
+    assert np.isin(I, subset).all() and (I != subset[0]).all()
+
+
+def test_fewer_candidates_than_k_pads_with_minus_one():
+    unit, _ = vindex.unit_rows(np.eye(3, dtype=np.float32))
+    vi = vindex.VectorIndex(vindex.build(unit, np.arange(3)))
+    D, I = vi.search(unit[:1], 5, exclude=[[0]])
+    assert I[0].tolist()[:2] in ([1, 2], [2, 1]) and I[0].tolist()[2:] == [-1, -1, -1]
+    assert np.isneginf(D[0, 2:]).all()
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivf"])
+def test_ann_index_types_find_most_true_neighbours(kind):
+    rng = np.random.default_rng(4)
+    unit, _ = vindex.unit_rows(rng.standard_normal((3000, 16)).astype(np.float32))
+    params = vindex.IndexParams(kind, nprobe=32)
+    vi = vindex.VectorIndex(vindex.build(unit, np.arange(3000), params), params)
+    q = unit[:100]
+    _, I = vi.search(q, 10, exclude=np.arange(100)[:, None])
+    exact = np.stack([_brute(unit, unit[i], 10, exclude=[i])[0] for i in range(100)])
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(I, exact)])
+    assert recall > 0.8
+    _, I = vi.search(q, 5, restrict=1000)
+    assert ((I < 1000) | (I == -1)).all()
+
+
+def test_cli_neighbors_king_lists_prince_and_queen(cli, glove_home):
+    r = cli("--home", glove_home, "query", "neighbors", "--index", "glove", "king", "-k", "5", "--format", "json")
+    rows = json.loads(r.out)
+    assert [set(x) for x in rows] == [{"query", "rank", "word", "score"}] * 5
+    assert {"prince", "queen"} <= {x["word"] for x in rows}
+    r = cli("--home", glove_home, "query", "neighbors", "--index", "glove", "king", "-k", "3", "--format", "csv")
+    assert r.out.splitlines()[0] == "query,rank,word,score" and len(r.out.splitlines()) == 4
+
+
+def test_cli_build_with_hnsw_and_verify(tmp_path, cli):
+    home = tmp_path / "h"
+    r = cli("--home", home, "index", "words", "--vectors", "glove-6b-50d", "--name", "g", "--limit", "20000",
+            "--index-type", "hnsw", "--hnsw-m", "16", "--shard-rows", "5000")
+    assert r.code == 0, r
+    assert cli("--home", home, "index", "verify", "g").code == 0
+    info = json.loads(cli("--home", home, "index", "info", "g").out)
+    assert info["meta"]["index"]["index_type"] == "hnsw" and len(info["shards"]) == 4 and info["count"] == 20000
+    r = cli("--home", home, "query", "neighbors", "--index", "g", "france", "-k", "5", "--format", "json")
+    assert "spain" in {x["word"] for x in json.loads(r.out)} or "belgium" in {x["word"] for x in json.loads(r.out)}

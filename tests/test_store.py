@@ -1,0 +1,106 @@
+"""The Arrow shard store: layout, zero-copy reads, shard sizes, appends, manifest, atomic replacement, lock."""
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from engine.errors import CorruptIndexError, LexprobeError, LockedError
+from engine.store import (Store, StoreWriter, open_index, vector_array, vector_type, write_lock)
+
+
+def _schema(dim):
+    return pa.schema([("id", pa.int64()), ("vector", vector_type(dim))])
+
+
+def _write(home, name, matrix, shard_rows=4, base=None, **commit):
+    with write_lock(home, name):
+        with StoreWriter(home, name, kind="test", dim=matrix.shape[1], schema=_schema(matrix.shape[1]),
+                         shard_rows=shard_rows, base=base) as w:
+            start = base.count if base else 0
+            w.write(pa.table({"id": np.arange(start, start + len(matrix)), "vector": vector_array(matrix)}))
+            w.commit(source="test", **commit)
+
+
+def test_roundtrip_shards_and_manifest(home):
+    m = np.arange(30, dtype=np.float32).reshape(10, 3)
+    _write(home, "t", m, shard_rows=4)
+    store = open_index(home, "t")
+    assert [s["rows"] for s in store.manifest["shards"]] == [4, 4, 2]
+    assert sorted(p.name for p in (home / "t" / "shards").iterdir()) == [
+        "part-00000.arrow", "part-00001.arrow", "part-00002.arrow"]
+    man = store.manifest
+    for key in ("schema_version", "source", "dim", "count", "normalization", "shards", "checksum"):
+        assert key in man
+    assert man["count"] == 10 and man["dim"] == 3
+    assert all({"rows", "bytes", "crc32"} <= set(s) for s in man["shards"])
+    np.testing.assert_array_equal(store.matrix(), m)
+
+
+def test_single_shard_vectors_are_memory_mapped_without_copy(home):
+    m = np.random.default_rng(0).standard_normal((50, 8)).astype(np.float32)
+    _write(home, "t", m, shard_rows=100)
+    store = open_index(home, "t")
+    mat = store.matrix()
+    np.testing.assert_array_equal(mat, m)
+    assert not mat.flags.owndata  # a view over the Arrow buffer, which is the memory map
+    buf = store.tables[0].column("vector").chunks[0].values.buffers()[1]
+    assert mat.ctypes.data == buf.address
+
+
+def test_append_adds_a_shard_and_keeps_old_ones(home):
+    m = np.ones((5, 2), np.float32)
+    _write(home, "t", m, shard_rows=10)
+    first = open_index(home, "t")
+    old_file = (home / "t" / "shards" / "part-00000.arrow").read_bytes()
+    _write(home, "t", 2 * np.ones((3, 2), np.float32), shard_rows=10, base=first)
+    store = open_index(home, "t")
+    assert [s["rows"] for s in store.manifest["shards"]] == [5, 3]
+    assert (home / "t" / "shards" / "part-00000.arrow").read_bytes() == old_file
+    assert store.count == 8 and store.matrix()[-1].tolist() == [2.0, 2.0]
+
+
+def test_uncommitted_writer_leaves_old_version(home):
+    _write(home, "t", np.zeros((3, 2), np.float32))
+    with write_lock(home, "t"):
+        with StoreWriter(home, "t", kind="test", dim=2, schema=_schema(2)) as w:
+            w.write(pa.table({"id": np.arange(7), "vector": vector_array(np.ones((7, 2), np.float32))}))
+            # no commit: leaving the block aborts
+    store = open_index(home, "t")
+    assert store.count == 3
+    assert not list(home.glob(".t.tmp-*"))
+
+
+def test_manifest_edit_is_detected(home):
+    _write(home, "t", np.zeros((3, 2), np.float32))
+    path = home / "t" / "manifest.json"
+    man = json.loads(path.read_text())
+    man["source"] = "tampered"
+    path.write_text(json.dumps(man))
+    with pytest.raises(CorruptIndexError, match="manifest.json"):
+        Store.open(home / "t")
+
+
+def test_flipped_shard_byte_is_detected_with_file_named(home):
+    _write(home, "t", np.zeros((6, 2), np.float32), shard_rows=3)
+    shard = home / "t" / "shards" / "part-00001.arrow"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    with pytest.raises(CorruptIndexError, match="part-00001.arrow"):
+        Store.open(home / "t")
+
+
+def test_second_writer_fails_clearly(home):
+    with write_lock(home, "t"):
+        with pytest.raises(LockedError, match="being written"):
+            with write_lock(home, "t", wait=0):
+                pass
+
+
+def test_unknown_index_and_bad_name(home):
+    with pytest.raises(LexprobeError, match="no index named"):
+        open_index(home, "missing")
+    with pytest.raises(LexprobeError, match="bad index name"):
+        open_index(home, "../escape")
