@@ -1,0 +1,97 @@
+"""BATS and Google readers: real files, CRLF and malformed fixtures, the out-of-vocabulary report."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.datasets.bats import apply_vocab, category_of, read_bats, read_relation_file
+from engine.datasets.google import read_google, read_questions
+from engine.errors import InputError, LexprobeError
+
+
+def _write(path, text: str, newline: str = "\n"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.replace("\n", newline).encode("utf-8"))
+    return path
+
+
+def test_real_bats_has_40_relations_of_50_pairs(shared_data):
+    rels = read_bats(shared_data / "BATS_3.0")
+    assert len(rels) == 40 and all(len(r.pairs) == 50 for r in rels)
+    assert [r.code for r in rels[:2]] == ["I01", "I02"] and rels[-1].code == "L10"
+    assert {r.category for r in rels} == {"inflectional", "derivational", "encyclopedic", "lexicographic"}
+    assert rels[0].name == "I01 [noun - plural_reg]" and rels[0].pairs[0] == ("album", ["albums"])
+    assert all(len(a) == 1 for r in rels for _, a in r.pairs)  # first answer only by default
+
+
+def test_any_keeps_every_answer_in_order_without_empty_ones(shared_data):
+    rel = read_relation_file(shared_data / "BATS_3.0/4_Lexicographic_semantics/L01 [hypernyms - animals].txt",
+                             answers="any")
+    start, answers = rel.pairs[0]
+    assert start == "allosaurus"
+    # the file line ends in '/': no empty answer; multi-word answers keep their '_'
+    assert answers == ["dinosaur", "reptile", "bird", "archosaur", "archosaurian", "archosaurian_reptile"]
+    assert rel.category == "lexicographic"
+
+
+def test_crlf_and_duplicates(tmp_path):
+    f = _write(tmp_path / "3_Encyclopedic_semantics" / "E07 [animal - sound].txt",
+               "dog\tbark/growl/bow_wow\ncat\tmeow/purr\ndog\twoof\n\n", newline="\r\n")
+    rel = read_relation_file(f, answers="any")
+    assert rel.code == "E07" and rel.category == "encyclopedic"
+    assert rel.pairs == [("dog", ["bark", "growl", "bow_wow"]), ("cat", ["meow", "purr"])]  # first 'dog' kept
+    assert read_bats(tmp_path)[0].pairs == [("dog", ["bark"]), ("cat", ["meow"])]
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("dog\tbark\textra", "3 fields"),
+    ("dogbark", "1 fields"),
+    ("dog\t///", "no usable answer"),
+])
+def test_malformed_line_names_file_and_line(tmp_path, line, problem):
+    f = _write(tmp_path / "I01 [noun - plural_reg].txt", f"cat\tcats\n{line}\n")
+    with pytest.raises(InputError) as err:
+        read_relation_file(f)
+    assert err.value.line == 2 and problem in err.value.problem and str(f) in str(err.value)
+
+
+def test_bad_paths_and_policy(tmp_path):
+    with pytest.raises(LexprobeError, match="no BATS relation files"):
+        read_bats(tmp_path)
+    with pytest.raises(LexprobeError, match="no such"):
+        read_bats(tmp_path / "missing")
+    with pytest.raises(LexprobeError, match="answer policy"):
+        read_bats(tmp_path, answers="all")
+    assert category_of("2_Derivational_morphology") == "derivational"
+
+
+def test_apply_vocab_reports_every_drop(tmp_path):
+    f = _write(tmp_path / "I01 [noun - plural_reg].txt", "cat\tcats\nox\toxen/oxes\nqux\tquxes\nfoo\tfoos\n")
+    vocab = {"cat", "cats", "ox", "oxes", "foo"}
+    kept, report = apply_vocab(read_bats(f, answers="first"), vocab)
+    assert kept[0].pairs == [("cat", ["cats"])]  # 'ox' dropped: its first answer is OOV (no fallback)
+    row = report[0].as_row()
+    assert (row["pairs"], row["kept"], row["dropped"], row["coverage"]) == (4, 1, 3, 0.25)
+    assert row["oov_examples"] == "oxen qux foos"
+    kept_any, report_any = apply_vocab(read_bats(f, answers="any"), vocab)
+    assert kept_any[0].pairs == [("cat", ["cats"]), ("ox", ["oxes"])] and report_any[0].answers_dropped == 3
+
+
+def test_real_google(shared_data):
+    path = shared_data / "google_analogy/questions-words.txt"
+    questions = read_questions(path)
+    assert len(questions) == 19544 and questions[0].section == "capital-common-countries"
+    assert (questions[0].a, questions[0].a_star, questions[0].b, questions[0].b_star) == ("Athens", "Greece",
+                                                                                          "Baghdad", "Iraq")
+    rels = read_google(path, lowercase=True)
+    assert len(rels) == 14 and rels[0].pairs[0] == ("athens", ["greece"])
+    assert sum(r.category == "syntactic" for r in rels) == 9
+
+
+def test_google_malformed(tmp_path):
+    f = _write(tmp_path / "q.txt", ": family\nboy girl brother sister\nking queen man\n")
+    with pytest.raises(InputError, match=r"q.txt:3: expected 4 words"):
+        read_questions(f)
+    f2 = _write(tmp_path / "q2.txt", "boy girl brother sister\n")
+    with pytest.raises(InputError, match="before the first"):
+        read_questions(f2)
