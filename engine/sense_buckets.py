@@ -13,6 +13,10 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from .output import markdown_table
+from .plots import line_plot
+from .results import RunDir
+
 DEFAULT_LEMMA_EDGES = (500,)
 DEFAULT_RATIO_EDGES = (0.25,)
 
@@ -69,6 +73,109 @@ def assign_cells(lemma_freq: np.ndarray, ratio: np.ndarray, *, lemma_edges: Sequ
     ratio_edges = check_edges("sense ratio", ratio_edges)
     li = np.searchsorted(lemma_edges, np.asarray(lemma_freq, dtype=np.float64), side="right")
     ri = np.searchsorted(ratio_edges, np.asarray(ratio, dtype=np.float64), side="right")
-    l_labels, r_labels = interval_labels("l", lemma_edges), interval_labels("r", ratio_edges)
-    labels = [f"{a}, {b}" for a in l_labels for b in r_labels]
-    return li * len(r_labels) + ri, labels
+    return li * (len(ratio_edges) + 1) + ri, cell_labels(lemma_edges, ratio_edges)
+
+
+def cell_labels(lemma_edges: Sequence[float] = DEFAULT_LEMMA_EDGES,
+                ratio_edges: Sequence[float] = DEFAULT_RATIO_EDGES) -> list[str]:
+    """The labels of all cells, lemma-frequency-major."""
+    return [f"{a}, {b}" for a in interval_labels("l", lemma_edges) for b in interval_labels("r", ratio_edges)]
+
+
+def _matrix(column: pa.ChunkedArray) -> np.ndarray:
+    return np.asarray(column.combine_chunks().flatten().to_numpy(zero_copy_only=False)).reshape(len(column), -1)
+
+
+def summarize_cells(per_query: pa.Table, labels: Sequence[str]) -> tuple[list[dict], dict[str, dict]]:
+    """One row per cell (in ``labels`` order) and one for ``all`` queries of a per-query table of
+    :func:`engine.senses.rank_senses`: ``queries``, ``lemmas``, ``p_at_k_mean`` (the paper's Table-1 number:
+    the mean over k of mean P@k), ``map`` (mean true AP) and the random baseline's ``random_p_at_k_mean``
+    and ``random_map``; and per cell its curves ``{"p_at_k": (K,), "random_p_at_k": (K,)}``."""
+    cell = np.asarray(per_query.column("cell").to_pylist(), dtype=object)
+    lemma = np.asarray(per_query.column("lemma").to_pylist(), dtype=object)
+    p, rand_p = _matrix(per_query.column("p_at_k")), _matrix(per_query.column("random_p_at_k"))
+    ap, rand_ap = (per_query.column(c).to_numpy().astype(np.float64) for c in ("ap", "random_ap"))
+    rows, curves = [], {}
+    for label in list(labels) + ["all"]:
+        mask = np.ones(len(cell), bool) if label == "all" else cell == label
+        n = int(mask.sum())
+        rows.append({"cell": label, "queries": n, "lemmas": len(set(lemma[mask])),
+                     "p_at_k_mean": float(p[mask].mean()) if n else float("nan"),
+                     "map": float(ap[mask].mean()) if n else float("nan"),
+                     "random_p_at_k_mean": float(rand_p[mask].mean()) if n else float("nan"),
+                     "random_map": float(rand_ap[mask].mean()) if n else float("nan")})
+        if n:
+            curves[label] = {"p_at_k": p[mask].mean(axis=0), "random_p_at_k": rand_p[mask].mean(axis=0)}
+    return rows, curves
+
+
+def write_bucket_report(run: RunDir, runs: dict[str, pa.Table], labels: Sequence[str], *, meta: dict) -> dict:
+    """Write a Table-1 report of several runs (models or layers) side by side into ``run``:
+
+    - ``queries.parquet``: every run's per-query table with a ``run`` column;
+    - ``cells.parquet`` / ``cells.md``: one row per (run, cell) with the summary numbers;
+    - ``buckets.md``: the cells as rows and each run's mean P@k and MAP as columns, beside the random baseline
+      (taken from the first run; the same database and queries give every run the same baseline);
+    - ``p_at_k-<cell>.png``: P@k curves per cell (one per run, and the random baseline), like Figure 2;
+    - ``summary.json``: ``meta``, the cell rows and the two checks (every cell beats random; rare senses
+      r below the first ratio edge score lower than the rest).
+    Returns the summary.
+    """
+    tables, cell_rows, all_curves = [], [], {}
+    for name, table in runs.items():
+        tables.append(table.append_column("run", pa.array([name] * len(table), pa.string())))
+        rows, curves = summarize_cells(table, labels)
+        cell_rows += [{"run": name, **row} for row in rows]
+        all_curves[name] = curves
+    run.write_table("queries", pa.concat_tables(tables, promote_options="default"), markdown=False)
+    run.write_table("cells", cell_rows)
+    names = list(runs)
+    first = [r for r in cell_rows if r["run"] == names[0]]
+    wide = []
+    for base in first:
+        row = {"cell": base["cell"], "queries": base["queries"], "random P@k": base["random_p_at_k_mean"],
+               "random MAP": base["random_map"]}
+        for name in names:
+            mine = next(r for r in cell_rows if r["run"] == name and r["cell"] == base["cell"])
+            row[f"{name} P@k"], row[f"{name} MAP"] = mine["p_at_k_mean"], mine["map"]
+        wide.append(row)
+    k_max = next((len(c["p_at_k"]) for curves in all_curves.values() for c in curves.values()), 0)
+    note = (f"P@k = mean over k = 1..{k_max} of the mean P@k of the cell's queries (the paper's Table-1 number); "
+            "MAP = mean true average precision over the full candidate ranking.")
+    run.write_text("buckets.md", markdown_table(wide) + "\n\n" + note + "\n")
+    plots = []
+    for label in labels:
+        curves = {name: all_curves[name][label]["p_at_k"] for name in names if label in all_curves[name]}
+        if not curves:
+            continue
+        curves["random"] = all_curves[names[0]][label]["random_p_at_k"]
+        slug = label.replace(", ", "_").replace("<=", "le").replace(">=", "ge").replace("<", "lt")
+        plots.append(line_plot(run.file(f"p_at_k-{slug}.png"), np.arange(1, k_max + 1), curves,
+                               title=f"P@k, {label}", xlabel="k", ylabel="precision at k").name)
+    summary = {"meta": meta, "cells": cell_rows, "plots": plots, "checks": bucket_checks(cell_rows)}
+    run.write_json("summary.json", summary)
+    return summary
+
+
+def bucket_checks(cell_rows: Sequence[dict]) -> dict:
+    """Per run: whether every non-empty cell's mean P@k and MAP beat the random baseline, and whether the
+    cells of rare senses (the lowest r interval) score a lower mean P@k than the other cells of the same
+    lemma-frequency interval."""
+    out = {}
+    for name in dict.fromkeys(r["run"] for r in cell_rows):
+        rows = [r for r in cell_rows if r["run"] == name and r["cell"] != "all" and r["queries"]]
+        beats = all(r["p_at_k_mean"] > r["random_p_at_k_mean"] and r["map"] > r["random_map"] for r in rows)
+        rare_lower = True
+        for l_part in dict.fromkeys(_split(r["cell"])[0] for r in rows):
+            rare = [r["p_at_k_mean"] for r in rows if _split(r["cell"]) == (l_part, True)]
+            common = [r["p_at_k_mean"] for r in rows if _split(r["cell"]) == (l_part, False)]
+            if rare and common:
+                rare_lower &= max(rare) < min(common)
+        out[name] = {"every_cell_beats_random": bool(beats), "rare_senses_score_lower": bool(rare_lower)}
+    return out
+
+
+def _split(cell: str) -> tuple[str, bool]:
+    """(the lemma-frequency part of a cell label, whether its ratio part is the lowest interval)."""
+    l_part, r_part = cell.split(", ")
+    return l_part, r_part.startswith("r<")

@@ -30,6 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .progress import bar
+from .sense_buckets import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES, assign_cells, query_statistics
 
 DEFAULT_K = 50
 DEFAULT_MIN_SENSE_COUNT = 5
@@ -128,3 +133,107 @@ def _harmonic(n: np.ndarray) -> np.ndarray:
     top = int(n.max()) if n.size else 0
     table = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, top + 1))])
     return table[n]
+
+
+@dataclass
+class Instances:
+    """Sense-tagged token instances: a metadata table (at least ``lemma``, ``pos``, ``sense``) and its unit
+    vectors, row for row."""
+
+    table: pa.Table
+    vectors: np.ndarray  # (n, d) float32 unit rows
+
+    def __post_init__(self) -> None:
+        if len(self.table) != len(self.vectors):
+            raise ValueError(f"{len(self.table)} metadata rows but {len(self.vectors)} vectors")
+
+    def tagged(self) -> "Instances":
+        """Only the rows with a sense."""
+        keep = self.table.column("sense").is_valid().to_numpy(zero_copy_only=False)
+        if keep.all():
+            return self
+        rows = np.flatnonzero(keep)
+        return Instances(self.table.take(rows), self.vectors[rows])
+
+
+def _codes(*columns: pa.ChunkedArray) -> list[np.ndarray]:
+    """Shared integer codes for several string columns (equal strings, equal codes)."""
+    joined = pa.chunked_array([c for col in columns for c in col.chunks], type=pa.string())
+    codes = joined.dictionary_encode().combine_chunks().indices.to_numpy(zero_copy_only=False)
+    out, start = [], 0
+    for col in columns:
+        out.append(codes[start:start + len(col)].astype(np.int64))
+        start += len(col)
+    return out
+
+
+def _lemma_keys(table: pa.Table, match_pos: bool) -> pa.ChunkedArray:
+    if not match_pos:
+        return table.column("lemma")
+    return pc.binary_join_element_wise(table.column("lemma"), table.column("pos"), "\t")
+
+
+def rank_senses(database: Instances, queries: Instances, *, k_max: int = DEFAULT_K,
+                min_sense_count: int = DEFAULT_MIN_SENSE_COUNT, match_pos: bool = True, all_lemmas: bool = False,
+                same_corpus: bool = False, lemma_edges=DEFAULT_LEMMA_EDGES, ratio_edges=DEFAULT_RATIO_EDGES,
+                desc: str = "ranking") -> tuple[pa.Table, dict]:
+    """Rank D's instances for every eligible query of Q and score each ranking; (per-query table, skips).
+
+    Eligible queries have a gold sense that occurs at least ``min_sense_count`` times among D's instances
+    of the query's lemma (with ``same_corpus``, Q is D and the query itself is neither counted nor ranked).
+    Candidates: D's instances of the query's lemma (and POS when ``match_pos``), or all of D with
+    ``all_lemmas``. Queries are grouped by lemma, and each group is ranked with one matrix product per block.
+    The table holds Q's metadata columns and ``lemma_freq`` (l), ``sense_count``, ``sense_ratio`` (r),
+    ``cell``, ``n_candidates`` (N), ``n_relevant`` (R), ``ap``, ``p_at_k_mean`` (mean over k = 1..K),
+    ``p_at_k`` and ``recall_at_k`` (lists of K), and the random baseline's ``random_ap``,
+    ``random_p_at_k_mean`` and ``random_p_at_k``.
+    """
+    database, queries = database.tagged(), queries.tagged()
+    lemma_freq, sense_count = query_statistics(database.table, queries.table, match_pos=match_pos)
+    if same_corpus:  # the query is one of D's instances: it does not count for itself
+        lemma_freq, sense_count = lemma_freq - 1, sense_count - 1
+    keep = sense_count >= max(1, min_sense_count)
+    skips = {"sense rarer than min_sense_count in the database": int((~keep).sum())}
+    q_rows = np.flatnonzero(keep)
+    d_sense, q_sense = _codes(database.table.column("sense"), queries.table.column("sense"))
+    if all_lemmas:
+        d_group, q_group = np.zeros(len(database.table), np.int64), np.zeros(len(queries.table), np.int64)
+    else:
+        d_group, q_group = _codes(_lemma_keys(database.table, match_pos), _lemma_keys(queries.table, match_pos))
+    d_order = np.argsort(d_group, kind="stable")
+    d_sorted = d_group[d_order]
+    q_rows = q_rows[np.argsort(q_group[q_rows], kind="stable")]
+    groups, starts = np.unique(q_group[q_rows], return_index=True)
+    metrics = _empty(len(q_rows), k_max)
+    for g, lo, hi in bar(zip(groups, starts, np.append(starts[1:], len(q_rows))), total=len(groups), desc=desc,
+                         unit="lemma"):
+        cand = d_order[np.searchsorted(d_sorted, g, "left"):np.searchsorted(d_sorted, g, "right")]
+        rows = q_rows[lo:hi]
+        exclude = None
+        if same_corpus:  # the query's own row among the candidates (cand is ascending)
+            at = np.minimum(np.searchsorted(cand, rows), max(len(cand) - 1, 0))
+            exclude = np.where(cand[at] == rows, at, -1) if len(cand) else None
+        part = rank_metrics(queries.vectors[rows], q_sense[rows], database.vectors[cand], d_sense[cand],
+                            k_max=k_max, exclude=exclude)
+        for name in ("p_at_k", "recall_at_k", "ap", "n_candidates", "n_relevant"):
+            getattr(metrics, name)[lo:hi] = getattr(part, name)
+    rand_p, _, rand_ap = random_baseline(metrics.n_candidates, metrics.n_relevant, k_max=k_max)
+    ratio = sense_count[q_rows] / np.maximum(lemma_freq[q_rows], 1)
+    cells, labels = assign_cells(lemma_freq[q_rows], ratio, lemma_edges=lemma_edges, ratio_edges=ratio_edges)
+    out = queries.table.take(q_rows)
+    columns = {
+        "lemma_freq": lemma_freq[q_rows], "sense_count": sense_count[q_rows], "sense_ratio": ratio,
+        "cell": pa.array([labels[c] for c in cells], pa.string()),
+        "n_candidates": metrics.n_candidates, "n_relevant": metrics.n_relevant, "ap": metrics.ap,
+        "p_at_k_mean": metrics.p_at_k.mean(axis=1),
+        "p_at_k": _list_column(metrics.p_at_k), "recall_at_k": _list_column(metrics.recall_at_k),
+        "random_ap": rand_ap, "random_p_at_k_mean": rand_p.mean(axis=1), "random_p_at_k": _list_column(rand_p),
+    }
+    for name, values in columns.items():
+        out = out.append_column(name, values if isinstance(values, pa.Array) else pa.array(values))
+    return out, skips
+
+
+def _list_column(matrix: np.ndarray) -> pa.FixedSizeListArray:
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])

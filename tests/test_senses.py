@@ -79,3 +79,90 @@ def test_random_baseline_hand_values():
     assert recall[0] == pytest.approx([0.2, 0.4, 0.6, 0.8, 1, 1])
     h5 = 1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5
     assert ap[0] == pytest.approx((h5 + (1 / 4) * (5 - h5)) / 5)
+
+
+def _instances(rows, vectors):
+    import pyarrow as pa
+
+    from engine.senses import Instances
+
+    lemma, pos, sense = zip(*rows)
+    table = pa.table({"instance_id": [f"i{n}" for n in range(len(rows))], "lemma": list(lemma),
+                      "pos": list(pos), "sense": list(sense)})
+    return Instances(table, np.asarray(vectors, dtype=np.float32))
+
+
+def _toy_corpora():
+    """D: 'bank' NOUN (5 candidates of the CANDIDATES fixture), 'bank' VERB (3), 'cat' NOUN (6, one sense)."""
+    rng = np.random.default_rng(1)
+    d_rows = ([("bank", "NOUN", s) for s in ["A", "B", "B", "A", "A"]] + [("bank", "VERB", "V")] * 3
+              + [("cat", "NOUN", "C")] * 6 + [("dog", "NOUN", None)])
+    d_vecs = np.concatenate([CANDIDATES, _at(rng.uniform(0, 360, 10))])
+    q_rows = [("bank", "NOUN", "A"), ("bank", "NOUN", "B"), ("bank", "VERB", "V"), ("cat", "NOUN", "C"),
+              ("bank", "NOUN", "Z"), ("owl", "NOUN", "O")]
+    return _instances(d_rows, d_vecs), _instances(q_rows, _at([0, 0, 0, 0, 0, 0]))
+
+
+def test_rank_senses_groups_by_lemma_and_pos_and_filters_rare_senses():
+    from engine.senses import rank_senses
+
+    database, queries = _toy_corpora()
+    table, skips = rank_senses(database, queries, k_max=7, min_sense_count=2)
+    assert table.column("instance_id").to_pylist() == ["i0", "i1", "i2", "i3"]
+    assert skips["sense rarer than min_sense_count in the database"] == 2  # 'Z' unseen, 'owl' unknown
+    assert table.column("n_candidates").to_pylist() == [5, 5, 3, 6]
+    assert table.column("n_relevant").to_pylist() == [3, 2, 3, 6]
+    assert table.column("lemma_freq").to_pylist() == [5, 5, 3, 6]
+    assert table.column("sense_ratio").to_pylist() == pytest.approx([3 / 5, 2 / 5, 1, 1])
+    # the 'bank' NOUN queries are the hand-computed ones above
+    assert table.column("ap").to_pylist()[:2] == pytest.approx([(1 + 2 / 3 + 3 / 5) / 3, (1 / 2 + 2 / 4) / 2])
+    p = np.asarray(table.column("p_at_k").to_pylist())
+    assert p[0] == pytest.approx([1, 1 / 2, 2 / 3, 2 / 4, 3 / 5, 3 / 6, 3 / 7])
+    assert table.column("p_at_k_mean").to_pylist()[0] == pytest.approx(p[0].mean())
+    assert table.column("random_p_at_k_mean").to_pylist()[3] == pytest.approx(np.mean([1] * 6 + [6 / 7]))
+    assert set(table.column("cell").to_pylist()) == {"l<500, r>=0.25"}
+
+    strict, skips = rank_senses(database, queries, k_max=7, min_sense_count=3)
+    assert strict.column("instance_id").to_pylist() == ["i0", "i2", "i3"] and sum(skips.values()) == 3
+
+    pooled, _ = rank_senses(database, queries, k_max=7, min_sense_count=2, match_pos=False)
+    assert pooled.column("n_candidates").to_pylist() == [8, 8, 8, 6]  # 'bank' noun and verb together
+    everything, _ = rank_senses(database, queries, k_max=7, min_sense_count=2, all_lemmas=True)
+    assert everything.column("n_candidates").to_pylist() == [14] * 4  # untagged 'dog' is no candidate
+
+
+def test_rank_senses_same_corpus_leaves_each_query_out():
+    from engine.senses import rank_senses
+
+    database, _ = _toy_corpora()
+    table, _ = rank_senses(database, database, k_max=5, min_sense_count=2, same_corpus=True)
+    ids = table.column("instance_id").to_pylist()
+    # sense B has 2 instances: each has only 1 other, fewer than min_sense_count
+    assert ids == ["i0", "i3", "i4", "i5", "i6", "i7"] + [f"i{n}" for n in range(8, 14)]
+    n = dict(zip(ids, table.column("n_candidates").to_pylist()))
+    r = dict(zip(ids, table.column("n_relevant").to_pylist()))
+    assert n["i0"] == 4 and r["i0"] == 2 and n["i8"] == 5 and r["i8"] == 5
+    assert dict(zip(ids, table.column("lemma_freq").to_pylist()))["i0"] == 4
+    # i0 sits at 10 degrees; without itself the 'bank' NOUN ranking is 30 (B), 50 (A), 80 (B), 170 (A)
+    assert dict(zip(ids, table.column("ap").to_pylist()))["i0"] == pytest.approx((1 / 2 + 2 / 4) / 2)
+
+
+def test_bucket_report_writes_tables_curves_and_checks(tmp_path):
+    from engine.results import RunDir
+    from engine.sense_buckets import cell_labels, write_bucket_report
+    from engine.senses import rank_senses
+
+    database, queries = _toy_corpora()
+    table, _ = rank_senses(database, queries, k_max=7, min_sense_count=2, ratio_edges=[0.5])
+    labels = cell_labels([500], [0.5])
+    summary = write_bucket_report(RunDir(tmp_path), {"toy": table, "toy2": table}, labels, meta={"k": 7})
+    cells = {r["cell"]: r for r in summary["cells"] if r["run"] == "toy"}
+    assert cells["l<500, r<0.5"]["queries"] == 1 and cells["l<500, r>=0.5"]["queries"] == 3
+    assert cells["l<500, r<0.5"]["map"] == pytest.approx((1 / 2 + 2 / 4) / 2)
+    assert cells["l>=500, r<0.5"]["queries"] == 0
+    assert summary["checks"]["toy"]["rare_senses_score_lower"]
+    md = (tmp_path / "buckets.md").read_text()
+    assert "toy P@k" in md and "toy2 MAP" in md and "random P@k" in md
+    assert (tmp_path / "queries.parquet").exists()
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["p_at_k-llt500_rge0.5.png",
+                                                              "p_at_k-llt500_rlt0.5.png"]
