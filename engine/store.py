@@ -237,6 +237,9 @@ class Store:
         """Open and verify an index folder; retries when a writer swapped it in the middle of the open."""
         path = Path(path)
         if not (path / MANIFEST).exists():
+            if (path / SHARD_DIR).is_dir():
+                raise CorruptIndexError(f"{path / MANIFEST}: missing, the index folder is damaged "
+                                        "(rebuild or remove it)")
             raise LexprobeError(f"{path}: no such index (no {MANIFEST})")
         last: Exception | None = None
         for _ in range(5):
@@ -341,16 +344,17 @@ def _read_shard(real: str, entry: dict, display: Path) -> pa.Table:
 
 
 def list_indexes(home: Path) -> list[Path]:
-    """Index folders under ``home`` (those with a manifest), sorted by name."""
+    """Index folders under ``home`` (those with a manifest, or shards that lost it), sorted by name."""
     if not home.is_dir():
         return []
-    return sorted(p for p in home.iterdir() if not p.name.startswith(".") and (p / MANIFEST).exists())
+    return sorted(p for p in home.iterdir() if not p.name.startswith(".")
+                  and ((p / MANIFEST).exists() or (p / SHARD_DIR).is_dir()))
 
 
 def open_index(home: Path, name: str, *, verify: bool = True) -> Store:
     """Open index ``name`` under ``home`` with a clear error when it does not exist."""
     path = home / check_name(name)
-    if not (path / MANIFEST).exists():
+    if not (path / MANIFEST).exists() and not (path / SHARD_DIR).is_dir():
         known = ", ".join(p.name for p in list_indexes(home)) or "none"
         raise LexprobeError(f"{path}: no index named {name!r} (indexes in {home}: {known})")
     return Store.open(path, verify=verify)
@@ -473,7 +477,7 @@ class StoreWriter:
 def remove_index(home: Path, name: str) -> None:
     """Delete an index folder (under the writer lock)."""
     path = home / check_name(name)
-    if not (path / MANIFEST).exists():
+    if not (path / MANIFEST).exists() and not (path / SHARD_DIR).is_dir():  # a damaged index can be removed
         raise LexprobeError(f"{path}: no index named {name!r}")
     with write_lock(home, name):
         trash = home / f".{name}.tmp-rm-{uuid.uuid4().hex[:8]}"
