@@ -3,7 +3,8 @@
 ``$LEXPROBE_DATA``, else ``~/.local/share/lexprobe/data`` (``$XDG_DATA_HOME/lexprobe/data``): data belongs to
 the user, not to a clone, and never lies inside a repository. Each dataset has its own folder
 ``<data home>/<name>/`` holding the release as unpacked, plus ``FETCH.json``: where it came from (URL or local
-path), how (download, hardlink, copy), when, and a SHA-256 over every file (path and content).
+path), how (download, hardlink, copy), when, and a SHA-256 over every file of the dataset's root folder
+(relative path and content, :func:`tree_checksum`): a fetched copy and its source folder have the same checksum.
 
 ``fetch(name)`` downloads the official release and unpacks it; ``fetch(name, from_path=PATH)`` takes a local
 copy instead (a folder, an archive, or the dataset's single file). A local folder is *hard-linked* file by file
@@ -161,6 +162,16 @@ def _files(root: Path) -> Iterator[Path]:
                 yield path
 
 
+def file_sha256(path: Path) -> tuple[bytes, int]:
+    """(SHA-256 digest, size in bytes) of one file, read in 4 MiB chunks."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.digest(), size
+
+
 def tree_checksum(root: Path) -> dict:
     """SHA-256 over (relative path, NUL, file SHA-256) of every file, sorted; plus file and byte counts.
 
@@ -170,13 +181,10 @@ def tree_checksum(root: Path) -> dict:
     files = n_bytes = 0
     paths = [root] if root.is_file() else list(_files(root))
     for path in paths:
-        digest = hashlib.sha256()
-        with open(path, "rb") as f:
-            while chunk := f.read(_CHUNK):
-                digest.update(chunk)
-                n_bytes += len(chunk)
+        digest, size = file_sha256(path)
+        n_bytes += size
         rel = path.name if root.is_file() else path.relative_to(root).as_posix()
-        tree.update(rel.encode() + b"\0" + digest.digest())
+        tree.update(rel.encode() + b"\0" + digest)
         files += 1
     return {"sha256": tree.hexdigest(), "files": files, "bytes": n_bytes}
 
@@ -271,7 +279,7 @@ def fetch(name: str, from_path: str | os.PathLike | None = None, home: Path | No
             archive = downloads / Path(ds.url.split("?")[0]).name
             _download(ds.url, archive, name)
             method, origin = "download", ds.url
-            extra["archive_sha256"] = tree_checksum(archive)["sha256"]
+            extra["archive_sha256"] = file_sha256(archive)[0].hex()
             try:
                 _place(archive, tmp, ds)
             finally:
@@ -281,7 +289,7 @@ def fetch(name: str, from_path: str | os.PathLike | None = None, home: Path | No
             raise LexprobeError(f"{origin}: unpacked, but no {ds.marker} inside: not the {name} dataset")
         record = {"name": name, "title": ds.title, "source": origin, "official_url": ds.url, "method": method,
                   "fetched": time.strftime("%Y-%m-%dT%H:%M:%S"), "root": root.relative_to(tmp).as_posix(),
-                  "licence": ds.licence, **extra, **tree_checksum(tmp)}
+                  "licence": ds.licence, **extra, **tree_checksum(root)}
         (tmp / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         _swap_in(tmp, final)
     finally:
@@ -303,7 +311,7 @@ def list_datasets(home: Path | None = None, *, verify: bool = False) -> list[dic
             continue
         status = "ok" if record else "no record"
         if verify and record:
-            status = "ok" if tree_checksum(home / name)["sha256"] == record["sha256"] else "changed"
+            status = "ok" if tree_checksum(root)["sha256"] == record["sha256"] else "changed"
         rows.append({"name": name, "status": status, "path": str(ds.entry_path(root)),
                      "source": (record or {}).get("source", ""), "sha256": (record or {}).get("sha256", "")[:16],
                      "files": (record or {}).get("files"), "fetched": (record or {}).get("fetched", ""), "hint": ""})

@@ -1,0 +1,123 @@
+"""The data home: fetch from a local folder, an archive or a (file://) download, checksums, clear errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from engine import datahome
+from engine.errors import InputError, LexprobeError
+
+
+def _bats_fixture(root: Path) -> Path:
+    """A tiny BATS-shaped folder: two relations in one category."""
+    folder = root / "BATS_3.0" / "1_Inflectional_morphology"
+    folder.mkdir(parents=True)
+    (folder / "I01 [noun - plural_reg].txt").write_text("cat\tcats\ndog\tdogs/doggies\n", encoding="utf-8")
+    (folder / "I02 [noun - plural_irreg].txt").write_text("man\tmen\r\nchild\tchildren\r\n", encoding="utf-8")
+    return root / "BATS_3.0"
+
+
+def _expected_digest(root: Path) -> str:
+    """The documented checksum, computed independently: sha256 over sorted (path, NUL, file sha256)."""
+    tree = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name != "FETCH.json"):
+        tree.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return tree.hexdigest()
+
+
+def test_fetch_from_folder_records_source_and_checksum(cli, tmp_path):
+    source = _bats_fixture(tmp_path / "src")
+    home = tmp_path / "data"
+    r = cli("data", "fetch", "bats", "--from", source, "--data-home", home)
+    assert r.code == 0, r
+    record = json.loads((home / "bats" / "FETCH.json").read_text())
+    assert record["source"] == source.resolve().as_uri()
+    assert record["sha256"] == _expected_digest(source) == _expected_digest(home / "bats" / "BATS_3.0")
+    assert record["files"] == 2 and record["method"] == "hardlink"
+    assert datahome.locate("bats", home) == home / "bats" / "BATS_3.0"
+
+    listing = cli("data", "list", "--data-home", home, "--verify", "--format", "json")
+    rows = {row["name"]: row for row in json.loads(listing.out)}
+    assert rows["bats"]["status"] == "ok" and rows["google"]["status"] == "missing"
+
+    (home / "bats" / "BATS_3.0" / "extra.txt").write_text("x")
+    rows = {row["name"]: row for row in datahome.list_datasets(home, verify=True)}
+    assert rows["bats"]["status"] == "changed"
+
+
+def test_missing_dataset_names_the_fetch_command(tmp_path):
+    with pytest.raises(LexprobeError, match=r"lexprobe data fetch wsd-eval"):
+        datahome.locate("wsd-eval", tmp_path)
+    with pytest.raises(LexprobeError, match="unknown dataset 'nope'"):
+        datahome.locate("nope", tmp_path)
+
+
+def test_fetch_from_wrong_folder_keeps_the_old_dataset(cli, tmp_path):
+    home = tmp_path / "data"
+    datahome.fetch("bats", _bats_fixture(tmp_path / "src"), home)
+    before = _expected_digest(home / "bats" / "BATS_3.0")
+    (tmp_path / "other").mkdir()
+    r = cli("data", "fetch", "bats", "--from", tmp_path / "other", "--data-home", home)
+    assert r.code == 2 and r.err.count("\n") == 1
+    assert "does not hold the bats dataset" in r.err and "1_Inflectional_morphology" in r.err
+    assert _expected_digest(home / "bats" / "BATS_3.0") == before
+    assert [p.name for p in home.iterdir()] == ["bats"]  # no temporary folder left behind
+
+
+def test_download_unpacks_and_records_the_archive(tmp_path, monkeypatch):
+    source = _bats_fixture(tmp_path / "src")
+    archive = tmp_path / "BATS_3.0.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(source.rglob("*.txt")):
+            zf.write(path, path.relative_to(source.parent).as_posix())
+    url = archive.as_uri()  # urllib reads file:// like any URL: the download code path runs for real
+    monkeypatch.setitem(datahome.DATASETS, "bats", dataclasses.replace(datahome.DATASETS["bats"], url=url))
+    home = tmp_path / "data"
+    record = datahome.fetch("bats", home=home)
+    assert record["method"] == "download" and record["source"] == url
+    assert record["archive_sha256"] == hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert record["sha256"] == _expected_digest(source)
+    assert (datahome.locate("bats", home) / "1_Inflectional_morphology" / "I01 [noun - plural_reg].txt").exists()
+    assert not any((home / ".downloads").iterdir())  # the archive is removed once unpacked
+
+
+def test_download_failure_is_one_line_and_leaves_nothing(cli, tmp_path, monkeypatch):
+    dead = "http://127.0.0.1:9/BATS_3.0.zip"  # the discard port: connection refused at once
+    monkeypatch.setitem(datahome.DATASETS, "bats", dataclasses.replace(datahome.DATASETS["bats"], url=dead))
+    home = tmp_path / "data"
+    r = cli("data", "fetch", "bats", "--data-home", home)
+    assert r.code == 2 and r.err.count("\n") == 1
+    assert dead in r.err and "--from PATH" in r.err
+    assert not (home / "bats").exists() and not any((home / ".downloads").iterdir())
+    assert not [p for p in home.iterdir() if p.name.startswith(".bats")]
+
+
+def test_archive_escaping_its_folder_is_refused(tmp_path):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("../outside.txt", "x")
+    with pytest.raises(InputError, match="points outside"):
+        datahome.fetch("bats", archive, tmp_path / "data")
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_real_shared_data_is_found_and_fetched(shared_data, tmp_path):
+    places = [shared_data]
+    expected = {"bats": "BATS_3.0", "google": "google_analogy/questions-words.txt", "semcor": "semcor3.0",
+                "wsd-eval": "wsd_eval", "streusle": "streusle/v4.7.1"}
+    for name, rel in expected.items():
+        entry, _ = datahome.find(name, places)
+        assert entry == shared_data / rel, name
+
+    home = tmp_path / "data"
+    record = datahome.fetch("google", shared_data / "google_analogy", home)
+    path = datahome.locate("google", home)
+    assert path.name == "questions-words.txt"
+    assert path.read_text().count("\n") == 19544 + 14
+    assert record["sha256"] == _expected_digest(shared_data / "google_analogy")

@@ -1,0 +1,149 @@
+"""``bench all``: stage skipping, failure isolation, index reuse, and the GloVe stage end to end on real data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import pipeline
+from engine.errors import InputError, LexprobeError
+from engine.report import Image, Section, Table
+from engine.store import MANIFEST, Store
+from engine.words import WordIndex, build_word_index
+
+
+def _ok_stage(run_dir, settings):
+    import matplotlib.pyplot as plt
+
+    plt.imsave(run_dir.file("plot.png"), np.zeros((10, 10, 3)))
+    return Section("ok", "OK stage", "analogies", tables=[Table("t", [{"seed": settings.seed}])],
+                   images=[Image("plot.png")])
+
+
+def _broken_stage(run_dir, settings):
+    raise ValueError("boom")
+
+
+def test_skips_failures_and_timings(tmp_path):
+    stages = [
+        pipeline.Stage("ok", "OK stage", "analogies", _ok_stage),
+        pipeline.Stage("needs-data", "Needs BATS", "analogies", _ok_stage, datasets=("bats",)),
+        pipeline.Stage("future", "Future stage", "senses", "engine.not_written_yet:report_stage"),
+        pipeline.Stage("no-fn", "Module without stage", "senses", "engine.output:report_stage"),
+        pipeline.Stage("no-package", "Needs a package", "rare-words", _ok_stage, packages=("no_such_pkg_xyz",)),
+        pipeline.Stage("broken", "Broken stage", "rare-words", _broken_stage),
+    ]
+    lines = []
+    settings = pipeline.Settings(home=tmp_path / "indexes", seed=7)
+    report = pipeline.run_all(tmp_path / "run", settings, stages, echo=lines.append)
+    status = {s.key: (s.status, s.note) for s in report.sections}
+    assert status["ok"] == ("done", "")
+    assert status["needs-data"][0] == "skipped" and "lexprobe data fetch bats" in status["needs-data"][1]
+    assert status["future"] == ("skipped", "not available yet: engine.not_written_yet is not part of this version")
+    assert status["no-fn"] == ("skipped", "not available yet: engine.output has no report_stage()")
+    assert status["no-package"][0] == "skipped" and "no_such_pkg_xyz" in status["no-package"][1]
+    assert status["broken"] == ("failed", "ValueError: boom")
+    assert report.sections[0].images[0].path == "ok/plot.png" and (tmp_path / "run" / "ok" / "plot.png").exists()
+    assert report.sections[0].tables[0].rows == [{"seed": 7}]
+    assert report.sections[0].seconds is not None and lines[-1].startswith("total time: ")
+    md = (tmp_path / "run" / "report.md").read_text()
+    for s in stages:
+        assert s.title in md  # every section is in the report, run or not
+    assert 'src="data:image/png;base64,' in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_unknown_stage_is_a_clear_error(cli, tmp_path):
+    with pytest.raises(LexprobeError, match="unknown stage 'nope'"):
+        pipeline.select(["nope"])
+    r = cli("bench", "all", "--out", tmp_path / "run", "--stages", "glove-analogy,nope")
+    assert r.code == 2 and "unknown stage 'nope'" in r.err and not (tmp_path / "run").exists()
+
+
+def test_ensure_index_reuses_rebuilds_on_change_and_on_damage(tmp_path):
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("a 1 0\nb 0 1\nc 1 1\n")
+    home = tmp_path / "indexes"
+    builds = []
+
+    def build():
+        builds.append(1)
+        build_word_index(home, "small", str(vectors))
+
+    wanted = {"kind": "words", "source": str(vectors), "lowercase": False}
+    first = pipeline.ensure_index(home, "small", wanted, build)
+    again = pipeline.ensure_index(home, "small", wanted, build)
+    assert (first["reused"], again["reused"], len(builds)) == (False, True, 1)
+    assert again["version"] == first["version"]
+
+    changed = pipeline.ensure_index(home, "small", {**wanted, "lowercase": True}, build)
+    assert not changed["reused"] and "lowercase False -> True" in changed["reason"] and len(builds) == 2
+
+    shard = next((home / "small" / "shards").iterdir())
+    data = bytearray(shard.read_bytes())
+    data[-20] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    repaired = pipeline.ensure_index(home, "small", {**wanted, "lowercase": True}, build)
+    assert not repaired["reused"] and "failed verification" in repaired["reason"] and len(builds) == 3
+    Store.open(home / "small")  # verifies again
+
+
+def test_read_google_names_the_bad_line(tmp_path):
+    path = tmp_path / "q.txt"
+    path.write_text(": capital\nAthens Greece Baghdad Iraq\nonly three words\n")
+    with pytest.raises(InputError, match=r"q.txt:3: expected"):
+        pipeline.read_google(path)
+
+
+def test_missing_google_skips_the_stage_with_the_fetch_command(cli, tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = cli("--home", tmp_path / "indexes", "bench", "all", "--out", tmp_path / "run", "--data", tmp_path / "empty",
+            "--stages", "glove-analogy")
+    assert r.code == 0, r
+    assert "stage glove-analogy: skipped (dataset 'google' not found: run `lexprobe data fetch google`" in r.out
+    assert "total time:" in r.out and not (tmp_path / "indexes").exists()
+    assert "lexprobe data fetch google" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_glove_stage_end_to_end_on_the_packaged_glove(cli, glove_home, shared_data, tmp_path):
+    version = Store.open(glove_home / "glove", verify=False).manifest["version_id"]
+    runs = []
+    for run in ("run1", "run2"):
+        r = cli("--home", glove_home, "bench", "all", "--out", tmp_path / run, "--data", shared_data,
+                "--stages", "glove-analogy", "--quick", "--seed", "3")
+        assert r.code == 0, r
+        assert "stage glove-analogy: done" in r.out and "total time:" in r.out
+        runs.append(json.loads((tmp_path / run / "report.json").read_text()))
+    # the session's index matches what the stage wants: reused, never rebuilt; same seed, same numbers
+    assert Store.open(glove_home / "glove", verify=False).manifest["version_id"] == version
+    assert runs[0] == runs[1]
+    section = runs[0]["sections"][0]
+    assert "reused" in section["text"][0]
+    neighbours = [row["word"] for row in section["tables"][0]["rows"] if row["query"] == "king"]
+    assert "queen" in neighbours and "prince" in neighbours
+    per_section, honest = section["tables"][1]["rows"], section["tables"][2]
+    overall = per_section[-1]
+    assert overall["section"] == "all" and overall["questions"] == 2000
+    assert 0.3 < overall["accuracy"] < 0.8
+    assert honest["agrees"] is True and honest["rows"][0]["returned"] == "b"
+    assert abs(sum(row["share"] for row in honest["rows"]) - 1) < 1e-6
+    html = (tmp_path / "run1" / "report.html").read_text()
+    assert html.count('<img src="data:image/png;base64,') == 1
+    assert (tmp_path / "run1" / "glove-analogy" / "google_per_section.parquet").exists()
+
+
+def test_three_cos_add_equals_brute_force_on_real_questions(glove_home, shared_data):
+    index = WordIndex.open(glove_home, "glove")
+    questions = pipeline.read_google(shared_data / "google_analogy" / "questions-words.txt")
+    rng = np.random.default_rng(0)
+    sample = [questions[i][1] for i in rng.choice(len(questions), 150, replace=False)]
+    ids = index.ids([w for q in sample for w in q]).reshape(-1, 4)
+    answer, honest = pipeline.three_cos_add(index, ids[:, :3])
+    unit = index.unit
+    scores = (unit[ids[:, 2]] - unit[ids[:, 0]] + unit[ids[:, 1]]) @ unit.T
+    assert np.array_equal(honest, scores.argmax(axis=1))
+    np.put_along_axis(scores, ids[:, :3], -np.inf, axis=1)
+    assert np.array_equal(answer, scores.argmax(axis=1))
+    assert np.mean(answer == ids[:, 3]) > 0.3  # GloVe 50d answers a good share of the Google set
