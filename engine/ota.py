@@ -398,3 +398,49 @@ def inputs_embeds_with(model, input_ids, positions, vectors):
         rows = torch.nonzero(positions >= 0).flatten()
         out[rows, positions[rows]] = vectors[rows]
     return out
+
+
+# ------------------------------------------------------------------------------------------- insertion
+
+
+def check_index_model(store, model: str) -> None:
+    """The words index must hold the input embeddings of ``model`` (its manifest's ``meta.model``)."""
+    import os
+
+    from .models import resolve_model
+
+    built = store.meta.get("model")
+    if built is None:
+        raise LexprobeError(f"{store.path}: index {store.name!r} holds vectors from {store.manifest['source']}, not a "
+                            f"model's input embeddings; build one with: lexprobe index words --vectors hf:{model}")
+
+    def same(name: str) -> str:
+        target = resolve_model(name)
+        return os.path.realpath(target) if os.path.exists(target) else target
+
+    if same(built) != same(model):
+        raise LexprobeError(f"{store.path}: index {store.name!r} holds the input embeddings of {built!r}, "
+                            f"not of {model!r} (pass --model {built})")
+
+
+def insert_ota(home, name: str, model_name: str, words: Sequence[str], *, replace: bool = False,
+               **options) -> tuple[OTAResult, dict]:
+    """Approximate ``words`` with ``model_name`` and add them to the words index ``name`` (origin ``ota``).
+
+    Checks first (before any optimisation) that the index was built from this model's input embeddings and,
+    unless ``replace``, that none of the words is in it already.
+    """
+    from .models import load_encoder, load_tokenizer
+    from .words import WordIndex, insert_words
+
+    index = WordIndex.open(home, name)
+    check_index_model(index.store, model_name)
+    existing = [w for w in words if w in index.word_to_id]
+    if existing and not replace:
+        raise LexprobeError(f"index {name!r} already has {', '.join(map(repr, existing[:5]))}"
+                            f"{' ...' if len(existing) > 5 else ''}: use --replace to replace")
+    tokenizer, model = load_tokenizer(model_name), load_encoder(model_name)
+    result = approximate(model, tokenizer, words, **options)
+    settings = {"model": model_name, **{k: v for k, v in options.items()}}
+    summary = insert_words(home, name, list(words), result.vectors, origin="ota", settings=settings, replace=replace)
+    return result, summary
