@@ -20,8 +20,8 @@ import numpy as np
 
 from .errors import LexprobeError
 
-SHUFFLE_BATCH = 4096     # permutations drawn per rejection-sampling round
-REJECTION_BATCHES = 16   # rounds before the rest come from transposition chains
+SHUFFLE_BATCH = 4096     # most permutations drawn per rejection-sampling round (the first draws 4 x count)
+REJECTION_DRAWS = 65536  # permutations drawn before the rest come from transposition chains
 MIX_ROUNDS = 2000        # transpositions tried per chain (n = 50: about 40 n log n)
 
 
@@ -61,7 +61,9 @@ def auc(positives: np.ndarray, negatives: np.ndarray) -> np.ndarray:
     if pos.size == 0 or neg.shape[-1] == 0:
         raise LexprobeError("AUC needs at least one positive and one negative")
     below = np.searchsorted(pos, neg, side="left")    # positives < y
-    upto = np.searchsorted(pos, neg, side="right")    # positives <= y
+    upto = below.copy()                                # positives <= y: differs only where y ties a positive
+    tied = pos[np.minimum(below, pos.size - 1)] == neg
+    upto[tied] = np.searchsorted(pos, neg[tied], side="right")
     wins = (pos.size - upto) + 0.5 * (upto - below)   # positives > y, plus half the ties
     return wins.sum(axis=-1) / (pos.size * neg.shape[-1])
 
@@ -91,8 +93,10 @@ def constrained_permutations(forbidden: np.ndarray, count: int, rng: np.random.G
     n = forbidden.shape[0]
     rows = np.arange(n)
     found = np.empty((0, n), dtype=np.int64)
-    for _ in range(REJECTION_BATCHES):
-        perms = np.argsort(rng.random((SHUFFLE_BATCH, n)), axis=1)
+    batch, drawn = 4 * count, 0
+    while drawn < REJECTION_DRAWS:
+        perms = np.argsort(rng.random((batch, n)), axis=1)
+        drawn, batch = drawn + batch, min(4 * batch, SHUFFLE_BATCH)
         found = np.concatenate([found, perms[~forbidden[rows, perms].any(axis=1)][: count - len(found)]])
         if len(found) == count:
             return found
@@ -251,3 +255,56 @@ def stored_shuffle_units(index, relation, n_pairs: int, n_shuffles: int, seed: i
         raise LexprobeError(f"offsets index {index.name!r}: relation {relation!r} holds {len(unit)} shuffled offsets "
                             f"for seed {seed}, expected {n_shuffles} x {n_pairs}")
     return unit.reshape(n_shuffles, n_pairs, -1)
+
+
+# ------------------------------------------------------------------------------- one set of pairs
+
+
+def read_pair_file(path) -> list[tuple[str, str, int]]:
+    """``start end`` per line (whitespace-separated; blank lines and ``#`` comments skipped) as
+    (start, end, line number); a malformed line is an :class:`InputError` naming file and line."""
+    from .errors import InputError
+
+    try:
+        text = open(path, "rb").read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    pairs = []
+    for number, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 2:
+            raise InputError(path, f"expected 'start end', found {len(fields)} fields", number)
+        pairs.append((fields[0], fields[1], number))
+    if not pairs:
+        raise InputError(path, "no word pairs")
+    return pairs
+
+
+def pair_file_ids(words, path) -> tuple[np.ndarray, np.ndarray]:
+    """Word ids of a pair file's (start, end) columns; unknown words and zero offsets are errors with the line."""
+    from .errors import InputError
+
+    starts, ends = [], []
+    for start, end, number in read_pair_file(path):
+        for w in (start, end):
+            if w not in words.word_to_id:
+                raise InputError(path, f"unknown word {w!r} (not in index {words.name!r})", number)
+        if start == end:
+            raise InputError(path, f"start and end are the same word {start!r} (a zero offset)", number)
+        starts.append(words.word_to_id[start])
+        ends.append(words.word_to_id[end])
+    return np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+
+
+def score_pairs(words, name: str, start_ids: np.ndarray, end_ids: np.ndarray, *, n_shuffles: int = 50,
+                seed: int = 0) -> OffsetScores:
+    """OCS and PCS of one set of pairs over a words index, with the shuffles ``bench offsets`` uses for a
+    relation of the same ``name`` and seed (so both give the same numbers)."""
+    keep = start_ids != end_ids
+    start_ids, end_ids = start_ids[keep], end_ids[keep]
+    if len(start_ids) < 3:
+        raise LexprobeError(f"{name}: {len(start_ids)} usable pairs; OCS and PCS need at least 3")
+    return offset_scores(words.raw, start_ids, end_ids, n_shuffles=n_shuffles, rng=shuffle_rng(seed, name),
+                         what=name)
