@@ -31,7 +31,7 @@ import time
 import uuid
 import weakref
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -190,6 +190,7 @@ class Store:
     manifest: dict
     tables: list[pa.Table]  # one per shard, memory-mapped
     _dir_fd_path: str
+    _file_fds: dict = field(default_factory=dict, repr=False)  # side file key -> fd held open (Linux)
 
     @property
     def name(self) -> str:
@@ -225,7 +226,9 @@ class Store:
         return column_matrix(self.column(column))
 
     def file_path(self, key: str) -> str:
-        """Path of a side file (e.g. ``faiss``) of this exact version."""
+        """Path of a side file (e.g. ``faiss``) of this exact version, valid as long as the store lives."""
+        if key in self._file_fds:
+            return f"/proc/self/fd/{self._file_fds[key]}"
         return os.path.join(self._dir_fd_path, self.manifest["files"][key]["file"])
 
     @property
@@ -271,6 +274,7 @@ class Store:
                 if verify:
                     for entry in manifest.get("files", {}).values():
                         _check_file(os.path.join(base, entry["file"]), entry, path / entry["file"])
+                file_fds = _open_side_files(base, manifest, path)
             except CorruptIndexError as exc:
                 # a concurrent swap looks like corruption: re-read the manifest and retry if it changed
                 current = read_manifest(path / MANIFEST, display=path / MANIFEST)
@@ -278,17 +282,37 @@ class Store:
                     raise _Retry(exc) from exc
                 raise
             if sum(len(t) for t in tables) != manifest["count"]:
+                _close_all(file_fds.values())
                 raise CorruptIndexError(f"{path / MANIFEST}: shards hold {sum(len(t) for t in tables)} rows, "
                                         f"manifest says {manifest['count']}")
             # keep the directory alive for side files by holding a dup'd fd for the store's lifetime
             keep_fd = os.dup(dir_fd) if base.startswith("/proc/") else None
             keep = f"/proc/self/fd/{keep_fd}" if keep_fd is not None else str(path)
-            store = cls(path, manifest, tables, keep)
-            if keep_fd is not None:
-                weakref.finalize(store, os.close, keep_fd)
+            store = cls(path, manifest, tables, keep, file_fds)
+            weakref.finalize(store, _close_all, list(file_fds.values()) + ([keep_fd] if keep_fd is not None else []))
             return store
         finally:
             os.close(dir_fd)
+
+
+def _open_side_files(base: str, manifest: dict, path: Path) -> dict[str, int]:
+    """An open fd per side file of this version (with /proc), so that a writer deleting the old version after
+    a swap cannot pull a side file from under a reader that loads it later."""
+    if not base.startswith("/proc/"):
+        return {}
+    fds: dict[str, int] = {}
+    for key, entry in manifest.get("files", {}).items():
+        try:
+            fds[key] = os.open(os.path.join(base, entry["file"]), os.O_RDONLY)
+        except FileNotFoundError:
+            _close_all(fds.values())
+            raise CorruptIndexError(f"{path / entry['file']}: file listed in the manifest is missing") from None
+    return fds
+
+
+def _close_all(fds) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 class _Retry(Exception):

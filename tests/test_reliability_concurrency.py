@@ -1,0 +1,192 @@
+"""Concurrency: readers in other processes, querying while a writer inserts entries, see the index before or
+after each insertion, never a mix (shards, tombstones and FAISS always of one version); a second writer on the
+same index fails at once with one clear line (``LEXPROBE_LOCK_WAIT=0``, the default) or waits for the lock
+(``LEXPROBE_LOCK_WAIT>0``), and the two never interleave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import crash_helpers as ch
+
+N_INS = 2000
+DIM = 20
+
+INSERT = r"""
+import sys, numpy as np
+from pathlib import Path
+from engine.words import insert_words
+home, variants = Path(sys.argv[1]), sys.argv[2].split(",")
+for v in variants:
+    matrix = np.random.default_rng(int(v)).standard_normal((%(n)d, %(d)d)).astype(np.float32)
+    insert_words(home, "w", [f"ins{i}" for i in range(%(n)d)], matrix, origin="test", settings={}, replace=True)
+""" % {"n": N_INS, "d": DIM}
+
+# Opens the index again and again for ``seconds``; checks every open is one complete version.
+READER = r"""
+import json, sys, time, traceback
+import numpy as np
+from pathlib import Path
+from engine.words import WordIndex
+home, expected, seconds = Path(sys.argv[1]), json.load(open(sys.argv[2])), float(sys.argv[3])
+seen, errors, opens = {}, [], 0
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    try:
+        index = WordIndex.open(home, "w")
+        opens += 1
+        dead = set(index.store.tombstones.tolist())
+        live = [i for i in range(index.store.count) if i not in dead]
+        words = [index.words[i] for i in live]
+        state = None
+        for label, exp in expected.items():
+            if words == exp["words"] and abs(float(np.asarray(index.raw)[live].sum()) - exp["sum"]) < 1e-2:
+                state = label
+        if state is None:
+            errors.append(f"open {opens}: {len(words)} live rows match no version")
+            continue
+        rows = index.neighbors(exp_probe := expected[state]["probes"], 5)
+        got = [[r["query"], r["word"], round(r["score"], 4)] for r in rows]
+        if got != expected[state]["answers"]:
+            errors.append(f"open {opens}: answers of version {state} differ: {got[:3]}")
+        seen[state] = seen.get(state, 0) + 1
+    except Exception as exc:
+        errors.append(f"open {opens}: {type(exc).__name__}: {exc}")
+print(json.dumps({"opens": opens, "seen": seen, "errors": errors[:20]}))
+"""
+
+
+@pytest.fixture(scope="module")
+def versions(tmp_path_factory):
+    """A base index and, in a reference home, the clean results of inserting variants 1 and 2."""
+    from engine.words import WordIndex, build_word_index, insert_words
+
+    root = tmp_path_factory.mktemp("concurrency")
+    src = root / "base.txt"
+    base_words, base_matrix = ch.write_glove(src, 20_000, DIM, 7)
+    ref = root / "ref"
+    build_word_index(ref, "w", str(src), shard_rows=10_000)
+    probes = ["word0", "word2", "ins0", "ins1"]
+    expected = {}
+    for label in ("base", "1", "2"):
+        if label != "base":
+            matrix = np.random.default_rng(int(label)).standard_normal((N_INS, DIM)).astype(np.float32)
+            insert_words(ref, "w", [f"ins{i}" for i in range(N_INS)], matrix, origin="test", settings={},
+                         replace=True)
+        index = WordIndex.open(ref, "w")
+        dead = set(index.store.tombstones.tolist())
+        live = [i for i in range(index.store.count) if i not in dead]
+        use = probes if label != "base" else probes[:2]
+        rows = index.neighbors(use, 5)
+        expected[label] = {"words": [index.words[i] for i in live],
+                           "sum": float(np.asarray(index.raw)[live].sum()), "probes": use,
+                           "answers": [[r["query"], r["word"], round(r["score"], 4)] for r in rows]}
+    (root / "expected.json").write_text(json.dumps(expected))
+    return root, src
+
+
+def test_readers_never_see_a_mix_during_insertions(versions, tmp_path):
+    from engine.words import build_word_index
+
+    root, src = versions
+    home = tmp_path / "home"
+    build_word_index(home, "w", str(src), shard_rows=10_000)
+    readers = [subprocess.Popen([sys.executable, "-c", READER, str(home), str(root / "expected.json"), "12"],
+                                env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True) for _ in range(2)]
+    time.sleep(1.5)  # readers are up and reading the base version
+    writer = subprocess.run([sys.executable, "-c", INSERT, str(home), "1,2,1,2,1,2,1,2"], env=ch.env(home),
+                            cwd=ch.REPO, capture_output=True, text=True, timeout=120)
+    assert writer.returncode == 0, writer.stderr
+    reports = []
+    for proc in readers:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    print("readers:", reports, file=sys.stderr)
+    for report in reports:
+        assert report["errors"] == []
+        assert report["opens"] >= 5 and set(report["seen"]) <= {"base", "1", "2"}
+    seen = set().union(*(r["seen"] for r in reports))
+    assert len(seen) >= 2  # the readers did overlap the insertions
+
+
+def _lock_held(lock: Path) -> bool:
+    """Whether some process holds the flock on ``lock`` (read from /proc/locks, without touching the lock)."""
+    if not lock.exists():
+        return False
+    st = os.stat(lock)
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    return any(line.split()[5] == key for line in Path("/proc/locks").read_text().splitlines()
+               if "FLOCK" in line and len(line.split()) > 5)
+
+
+def _start_build_and_wait_for_lock(home: Path, src: Path) -> subprocess.Popen:
+    first = subprocess.Popen(ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w"),
+                             env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _lock_held(home / ".w.lock"):
+        assert first.poll() is None, first.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return first
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="no /proc/locks to see who holds the lock")
+def test_second_writer_fails_clearly_or_waits(cli, versions, tmp_path):
+    root, src = versions
+    big = tmp_path / "big.txt"
+    big_words, big_matrix = ch.write_glove(big, 40_000, 50, 8)
+    home = tmp_path / "home"
+    home.mkdir()
+    # LEXPROBE_LOCK_WAIT unset (0): the second writer fails at once with one line naming the lock
+    first = _start_build_and_wait_for_lock(home, big)
+    env0 = {k: v for k, v in ch.env(home).items() if k != "LEXPROBE_LOCK_WAIT"}
+    second = subprocess.run(ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w"), env=env0,
+                            cwd=ch.REPO, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 2, second.stderr
+    assert second.stderr.count("\n") == 1 and "being written by another process" in second.stderr
+    assert ".w.lock" in second.stderr
+    inserter = subprocess.run([sys.executable, "-c", INSERT, str(home), "1"], env=env0, cwd=ch.REPO,
+                              capture_output=True, text=True, timeout=60)
+    assert inserter.returncode != 0 and "LockedError" in inserter.stderr  # library callers get the exception
+    assert first.wait(timeout=120) == 0
+    words, matrix = ch.word_state(home, "w")
+    assert words == big_words and np.array_equal(matrix, big_matrix)  # the first writer's work is intact
+    # LEXPROBE_LOCK_WAIT=60: the second writer waits, then runs; the result is its complete version
+    first = _start_build_and_wait_for_lock(home, big)
+    second = subprocess.run(ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w"),
+                            env=ch.env(home, LEXPROBE_LOCK_WAIT="60"), cwd=ch.REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert first.wait(timeout=120) == 0
+    assert second.returncode == 0, second.stderr
+    assert cli("--home", home, "index", "verify", "w").code == 0
+    words, _ = ch.word_state(home, "w")
+    assert words == json.loads((root / "expected.json").read_text())["base"]["words"]
+    history = json.loads((home / "w" / "manifest.json").read_text())["history"]
+    assert [h["op"] for h in history] == ["build"]  # one clean build, not two interleaved
+
+
+def test_an_open_reader_keeps_its_version_after_a_swap(tmp_path):
+    """A reader that opened the index before a writer swapped in a new version (and deleted the old folder)
+    still loads the old version's side files: the FAISS file is held open, not looked up again by name."""
+    from engine.words import WordIndex, build_word_index, insert_words
+
+    ch.write_glove(tmp_path / "v.txt", 1000, DIM, 1)
+    build_word_index(tmp_path / "h", "w", str(tmp_path / "v.txt"))
+    before = WordIndex.open(tmp_path / "h", "w").store
+    insert_words(tmp_path / "h", "w", ["zz"], np.ones((1, DIM), np.float32), origin="test", settings={})
+    assert not any((tmp_path / "h").glob(".w.tmp-*"))  # the old folder is gone
+    from engine import index as vindex
+
+    assert vindex.load(before.file_path("faiss")).ntotal == 1000
+    assert WordIndex.open(tmp_path / "h", "w").vectors.ntotal == 1001
