@@ -1,0 +1,169 @@
+"""The random analogy sets of Table 1 (engine.offset_baselines) on synthetic ids, and the whole Table 1 run
+(``bench offsets``) on the packaged GloVe and the real BATS."""
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from engine.errors import LexprobeError
+from engine.offset_baselines import KINDS, PairSet, baseline_sets, random_pool, summarise
+
+OFFSETS = "glove-bats-offsets-t4"  # not the default name: other tests share the session's glove_home
+
+
+def _relations():
+    """4 broad types x 3 relations x 6 pairs over distinct ids (start ids < 1000, end ids >= 1000)."""
+    rels, k = [], 0
+    for c in ("inflectional", "derivational", "encyclopedic", "lexicographic"):
+        for r in range(3):
+            rels.append(PairSet(f"{c[0].upper()}0{r}", c, np.arange(k, k + 6), np.arange(1000 + k, 1006 + k)))
+            k += 6
+    return rels
+
+
+def test_random_pool_skips_dataset_words_and_non_words():
+    words = ["the", ",", "cat", "1990", "dog", "'s", "tree", "house"]
+    assert random_pool(words, {"cat"}, 3).tolist() == [0, 4, 6]
+    assert random_pool(words, set(), 100).tolist() == [0, 2, 4, 6, 7]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_has_its_structure(kind):
+    rels = _relations()
+    pool = np.arange(5000, 5200)
+    by_name = {r.relation: r for r in rels}
+    sets = baseline_sets(kind, rels, pool, seed=3, replicate=1)
+    assert [s.relation for s in sets] == [r.relation for r in rels]
+    for s, rel in zip(sets, rels):
+        assert len(s) == 6 and (s.start_ids != s.end_ids).all()
+        if kind == "permuted":
+            assert (s.start_ids == rel.start_ids).all() and sorted(s.end_ids) == sorted(rel.end_ids)
+            assert not (s.end_ids == rel.end_ids).any()  # no true pair left
+        elif kind.startswith("mismatched"):
+            partner = by_name[s.partner]
+            assert s.partner != rel.relation
+            assert (partner.category == rel.category) == (kind == "mismatched-within")
+            assert set(s.start_ids) <= set(rel.start_ids) and set(s.end_ids) <= set(partner.end_ids)
+        elif kind == "random-start":
+            assert set(s.start_ids) <= set(pool) and (s.end_ids == rel.end_ids).all()
+        elif kind == "random-end":
+            assert (s.start_ids == rel.start_ids).all() and set(s.end_ids) <= set(pool)
+        else:
+            both = np.concatenate([s.start_ids, s.end_ids])
+            assert set(both) <= set(pool) and len(set(both)) == 12
+    if kind.startswith("mismatched"):  # each relation gives its end words to exactly one other
+        assert sorted(s.partner for s in sets) == sorted(r.relation for r in rels)
+
+
+def test_random_sets_are_seeded():
+    rels, pool = _relations(), np.arange(5000, 5200)
+    for kind in KINDS:
+        a = baseline_sets(kind, rels, pool, seed=5, replicate=0)
+        b = baseline_sets(kind, rels, pool, seed=5, replicate=0)
+        c = baseline_sets(kind, rels, pool, seed=5, replicate=1)
+        assert all((x.start_ids == y.start_ids).all() and (x.end_ids == y.end_ids).all() for x, y in zip(a, b))
+        assert any((x.start_ids != z.start_ids).any() or (x.end_ids != z.end_ids).any() for x, z in zip(a, c))
+
+
+def test_small_pool_and_unknown_kind_are_errors():
+    with pytest.raises(LexprobeError, match="pool"):
+        baseline_sets("random-both", _relations(), np.arange(5000, 5010), seed=0, replicate=0)
+    with pytest.raises(LexprobeError, match="unknown random set"):
+        baseline_sets("shuffled-twice", _relations(), np.arange(5000, 5100), seed=0, replicate=0)
+
+
+def test_summary_mean_and_iqr_by_hand():
+    rows = [{"set": "bats", "relation": "A", "category": "x", "n_pairs": 5, "ocs": 0.2, "pcs": 0.8},
+            {"set": "bats", "relation": "B", "category": "x", "n_pairs": 5, "ocs": 0.4, "pcs": 0.6}]
+    rows += [{"set": "permuted", "relation": r, "category": "x", "n_pairs": 5, "ocs": v, "pcs": 0.5}
+             for r, v in (("A", 0.0), ("A", 0.1), ("B", 0.2), ("B", 0.3))]
+    by_cat, by_rel = summarise(rows, ["A", "B"])
+    perm = next(r for r in by_cat if r["category"] == "x" and r["set"] == "permuted")
+    # values 0, .1, .2, .3: mean .15; numpy's linear quartiles .075 and .225 -> IQR .15
+    assert perm["ocs"] == pytest.approx(0.15) and perm["ocs_iqr"] == pytest.approx(0.15) and perm["sets"] == 4
+    assert [r["set"] for r in by_cat if r["category"] == "x"] == ["bats", "permuted"]  # BATS beside the baseline
+    assert by_rel[1]["bats_ocs"] == pytest.approx(0.4) and by_rel[1]["permuted_ocs"] == pytest.approx(0.25)
+
+
+# ------------------------------------------------------------------------------- real data, CLI
+
+
+@pytest.fixture(scope="module")
+def table1(glove_home, shared_data, tmp_path_factory, cli):
+    """``bench offsets`` on all 40 BATS relations with fewer shuffles and replicates than the paper."""
+    out = tmp_path_factory.mktemp("offsets_run")
+    args = ["--home", glove_home, "bench", "offsets", "--words", "glove", "--dataset",
+            f"bats:{shared_data / 'BATS_3.0'}", "--offsets", OFFSETS, "--shuffles", "20", "--replicates", "2",
+            "--seed", "4", "--out", out / "run", "--record", out / "bench.md", "--loop-sample", "1"]
+    r = cli(*args)
+    assert r.code == 0, r
+    return out, [str(a) for a in args]
+
+
+def test_table1_on_glove_and_bats_reproduces_the_papers_pattern(table1):
+    out, _ = table1
+    rows = pq.read_table(out / "run" / "table1.parquet").to_pylist()
+    cell = {(r["category"], r["set"]): r for r in rows}
+    rel = pq.read_table(out / "run" / "table1_relations.parquet").to_pylist()
+    assert len(rel) == 40
+    morph = [r for r in rel if r["category"] in ("inflectional", "derivational")]
+    assert sum(r["bats_pcs"] > 0.55 for r in morph) >= 17  # most morphological relations are consistent
+    for kind in KINDS:  # every random set stays near chance in every broad type
+        for cat in ("inflectional", "derivational", "encyclopedic", "lexicographic", "all"):
+            assert abs(cell[(cat, kind)]["pcs"] - 0.5) < 0.03, (cat, kind, cell[(cat, kind)])
+    assert abs(cell[("all", "random-both")]["ocs"]) < 0.01  # fully random: no concentration
+    assert cell[("all", "permuted")]["ocs"] > 0.05  # coherent categories alone give OCS > 0
+    assert cell[("all", "bats")]["pcs"] > cell[("all", "permuted")]["pcs"] + 0.1
+    assert cell[("all", "random-both")]["sets"] == 80 and cell[("all", "bats")]["sets"] == 40
+    assert (out / "run" / "table1.md").read_text().startswith("| category | set |")
+    assert (out / "run" / "figure5_offset_similarities.png").stat().st_size > 5000
+    summary = json.loads((out / "run" / "summary.json").read_text())
+    assert summary["pool_size"] == 10000 and summary["skipped_relations"] == []
+    bench = (out / "bench.md").read_text()
+    assert "per-pair Python loop" in bench and "| 2440 |" not in bench and "| 520 |" in bench  # 40 x (1 + 6 x 2)
+    gap = float(bench.split("difference baseline vs lexprobe on the sample: ")[1].split()[0])
+    assert gap < 1e-9  # the loop baseline computes the same numbers
+
+
+def test_shuffles_are_stored_in_the_offsets_index_and_queried(table1, glove_home, cli, shared_data):
+    from engine.offset_index import OffsetIndex
+
+    index = OffsetIndex.open(glove_home, OFFSETS)
+    assert set(index.kinds()) == {"true", "shuffled", *KINDS}
+    shuffled = index.select(kind="shuffled", relation="I01 [noun - plural_reg]")
+    assert len(shuffled) == 20 * 50 and set(shuffled.seed) == {4} and set(shuffled.replicate) == set(range(20))
+    # a stored shuffle keeps the starts and never rebuilds a true pair or a zero offset
+    true = index.select(kind="true", relation="I01 [noun - plural_reg]")
+    true_pairs = set(zip(true.start.tolist(), true.end.tolist()))
+    assert not any(p in true_pairs for p in zip(shuffled.start.tolist(), shuffled.end.tolist()))
+    assert (shuffled.start_id != shuffled.end_id).all()
+    # the index-based PCS of the bench is the in-memory PCS of `query offsets` (same seed, same shuffles)
+    run = pq.read_table(table1[0] / "run" / "table1_relations.parquet").to_pylist()
+    bench_i01 = next(r for r in run if r["relation"].startswith("I01"))
+    r = cli("--home", glove_home, "query", "offsets", "--index", "glove", "--relation", "I01", "--dataset",
+            f"bats:{shared_data / 'BATS_3.0'}", "--shuffles", "20", "--seed", "4", "--format", "json")
+    row = json.loads(r.out)[0]
+    assert row["pcs"] == pytest.approx(bench_i01["bats_pcs"], abs=1e-6)
+    assert row["ocs"] == pytest.approx(bench_i01["bats_ocs"], abs=1e-6)
+
+
+def test_rerun_with_the_same_seed_gives_the_same_table_and_stores_nothing_new(table1, glove_home):
+    from engine.offset_index import OffsetIndex
+    from engine.offset_baselines import run_table1
+
+    out, args = table1
+    before = OffsetIndex.open(glove_home, OFFSETS).store.count
+    first = pq.read_table(out / "run" / "table1.parquet").to_pylist()
+    dataset = args[args.index("--dataset") + 1]
+    again = run_table1(glove_home, "glove", dataset, offsets_name=OFFSETS, n_shuffles=20, replicates=2, seed=4)
+    assert again["rows_appended"] == 0 and OffsetIndex.open(glove_home, OFFSETS).store.count == before
+    np.testing.assert_allclose([[r["ocs"], r["pcs"]] for r in again["table1"]],
+                               [[r["ocs"], r["pcs"]] for r in first], rtol=0, atol=1e-12)
+
+
+def test_bench_offsets_bad_dataset_is_one_line_error(cli, glove_home, tmp_path):
+    r = cli("--home", glove_home, "bench", "offsets", "--words", "glove", "--dataset", f"bats:{tmp_path / 'none'}",
+            "--offsets", "t4-missing", "--out", tmp_path / "run", "--record", tmp_path / "b.md")
+    assert r.code == 2 and "none" in r.err and r.err.strip().count("\n") == 0
