@@ -10,6 +10,7 @@ ID selector and results are approximate, as those index types are.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -72,7 +73,13 @@ def build(unit: np.ndarray, ids: np.ndarray, params: IndexParams | None = None, 
 
 
 def save(index: faiss.Index, path: str) -> None:
-    faiss.write_index(index, path)
+    """Write ``index`` to ``path``; a failed write (full disk, no permission) is one clear error, not a traceback."""
+    try:
+        faiss.write_index(index, path)
+    except RuntimeError as exc:
+        reason = re.search(r"\(([^()]+)\)\s*$", str(exc).strip())
+        raise LexprobeError(f"{path}: cannot write the FAISS index "
+                            f"({reason.group(1) if reason else str(exc).strip().splitlines()[-1]})") from None
 
 
 def load(path: str, display: str | os.PathLike | None = None) -> faiss.Index:
