@@ -19,6 +19,7 @@ levels below a folder, so the official archives' own layouts and the flat ``../s
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -82,6 +83,21 @@ def data_home() -> Path:
 def shared_data() -> Path:
     """``../shared/data`` beside the repository (the datasets as they lie on the development machines)."""
     return Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def packaged_copy(name: str) -> tuple[Path, str] | None:
+    """A copy shipped inside an installed package, and which: gensim's test data holds the Google set."""
+    if name != "google":
+        return None
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(spec.submodule_search_locations[0]) / "test" / "test_data" / "questions-words.txt"
+    if not path.exists():
+        return None
+    from importlib.metadata import version
+
+    return path, f"gensim=={version('gensim')} (test data)"
 
 
 def dataset(name: str) -> Dataset:

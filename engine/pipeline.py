@@ -273,7 +273,9 @@ def _resolve(stage: Stage) -> tuple[StageFn | None, str]:
 
 
 def locate_data(data: Path | None) -> tuple[dict[str, Path], dict[str, dict]]:
-    """Find every known dataset: in ``data`` when given, else the data home, then ``../shared/data``.
+    """Find every known dataset: in ``data`` when given, else the data home, then ``../shared/data``, then a
+    copy inside an installed package (the Google set in gensim's test data), so that a new machine runs
+    the stages that need nothing else.
 
     Returns the paths readers take and, per dataset, where it came from and its checksum (the fetch
     record's, or computed now for a folder that was not fetched).
@@ -282,6 +284,11 @@ def locate_data(data: Path | None) -> tuple[dict[str, Path], dict[str, dict]]:
     paths, info = {}, {}
     for name in datahome.DATASETS:
         hit = datahome.find(name, places)
+        packaged = datahome.packaged_copy(name) if hit is None and data is None else None
+        if packaged is not None:
+            paths[name] = packaged[0]
+            info[name] = {"path": str(packaged[0]), "source": packaged[1],
+                          "sha256": datahome.tree_checksum(packaged[0])["sha256"][:16]}
         if hit is None:
             continue
         entry, root = hit

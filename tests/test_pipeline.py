@@ -147,3 +147,13 @@ def test_three_cos_add_equals_brute_force_on_real_questions(glove_home, shared_d
     np.put_along_axis(scores, ids[:, :3], -np.inf, axis=1)
     assert np.array_equal(answer, scores.argmax(axis=1))
     assert np.mean(answer == ids[:, 3]) > 0.3  # GloVe 50d answers a good share of the Google set
+
+
+def test_new_machine_finds_the_google_set_in_gensim(tmp_path, monkeypatch):
+    pytest.importorskip("gensim", reason="gensim (the dev extra) ships the Google set as test data")
+    monkeypatch.setenv("LEXPROBE_DATA", str(tmp_path / "empty-home"))
+    monkeypatch.setattr(pipeline.datahome, "shared_data", lambda: tmp_path / "no-shared")
+    paths, info = pipeline.locate_data(None)
+    assert list(paths) == ["google"]
+    assert paths["google"].name == "questions-words.txt" and info["google"]["source"].startswith("gensim==")
+    assert len(pipeline.read_google(paths["google"])) == 19544
