@@ -31,7 +31,7 @@ from .models import DEFAULT_ENCODER, load_encoder, resolve_model
 from .progress import bar
 
 POOLINGS = ("mean", "first", "last")
-DEFAULT_BATCH_TOKENS = 8192
+DEFAULT_BATCH_TOKENS = 2048
 DEFAULT_MAX_BATCH = 256
 _BIG = np.int64(1 << 32)  # key = sentence * _BIG + word index, for vectorised span lookup
 
