@@ -73,9 +73,15 @@ def patterns_for(relation: str) -> tuple[str, ...]:
         raise LexprobeError(f"unknown relation {relation!r} (known: {', '.join(RELATIONS)})") from None
 
 
+def fill_parts(pattern: str, keyword: str, blank: str) -> tuple[str, str, str]:
+    """(text before the keyword, the keyword, text after it) of the filled pattern: see :func:`fill`."""
+    check_pattern(pattern)
+    before, after = pattern.split(KEYWORD)
+    before = re.sub(r"\ba $", article(keyword) + " ", before)
+    return before.replace(BLANK, blank), keyword, after.replace(BLANK, blank)
+
+
 def fill(pattern: str, keyword: str, blank: str) -> str:
     """``pattern`` with the keyword in and the blank replaced by ``blank`` (e.g. the mask token); "a <W>"
-    becomes "an <W>" where the keyword needs it (also at the start of the sentence)."""
-    check_pattern(pattern)
-    text = re.sub(r"\ba (?=<W>)", article(keyword) + " ", pattern)
-    return text.replace(KEYWORD, keyword).replace(BLANK, blank)
+    becomes "an <W>" where the keyword needs it."""
+    return "".join(fill_parts(pattern, keyword, blank))
