@@ -21,38 +21,22 @@ same sets whatever else is computed, and a relation's shuffles do not depend on 
 
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from .errors import LexprobeError
-from .offsets import constrained_permutations, shuffles
+from .offset_index import OffsetIndex, append_offsets, build_offset_index, offset_table, read_dataset
+from .offsets import (SHUFFLED, PairSet, constrained_permutations, ocs, offset_scores, pcs_from_units,
+                      relation_sets, rng_for, shuffles, store_shuffles, stored_shuffle_units)
+from .plots import histograms
+from .progress import bar
+from .results import RunDir
+from .store import MANIFEST
+from .words import WordIndex
 
 KINDS = ("permuted", "mismatched-within", "mismatched-across", "random-start", "random-end", "random-both")
-
-
-@dataclass
-class PairSet:
-    """One set of word pairs (word-id arrays) standing for a relation: a real one or a random baseline."""
-
-    relation: str
-    category: str
-    start_ids: np.ndarray
-    end_ids: np.ndarray
-    partner: str = ""          # mismatched sets: the relation that gave the end words
-
-    def __len__(self) -> int:
-        return len(self.start_ids)
-
-
-def rng_for(seed: int, *keys: int | str) -> np.random.Generator:
-    """An independent generator for (seed, keys...); strings are keyed by their CRC32."""
-    if seed < 0:
-        raise LexprobeError(f"seed must be >= 0, got {seed}")
-    words = [seed] + [zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in keys]
-    return np.random.default_rng(words)
 
 
 def random_pool(words: Sequence[str], exclude: set[str], size: int) -> np.ndarray:
@@ -144,9 +128,6 @@ def _mean(values: np.ndarray) -> float:
 
 def open_offsets(home, words_name: str, dataset: str, offsets_name: str):
     """The offsets index ``offsets_name`` of ``dataset`` over words index ``words_name``, built if missing."""
-    from .offset_index import OffsetIndex, build_offset_index
-    from .store import MANIFEST
-
     if not (home / offsets_name / MANIFEST).exists():
         build_offset_index(home, offsets_name, words_name, dataset)
     index = OffsetIndex.open(home, offsets_name)
@@ -159,15 +140,11 @@ def open_offsets(home, words_name: str, dataset: str, offsets_name: str):
 
 def dataset_words(dataset: str) -> set[str]:
     """Every word a dataset names: start words and all listed answers (kept out of the random pool)."""
-    from .offset_index import read_dataset
-
     return {w for rel in read_dataset(dataset, answers="any") for s, answers in rel.pairs for w in [s, *answers]}
 
 
 def score_set(vectors: np.ndarray, ps: PairSet, n_shuffles: int, rng: np.random.Generator) -> tuple[float, float]:
     """(OCS, PCS) of one pair set; NaN for a set under 3 pairs (too few to shuffle meaningfully)."""
-    from .offsets import offset_scores
-
     if len(ps) < 3:
         return float("nan"), float("nan")
     s = offset_scores(vectors, ps.start_ids, ps.end_ids, n_shuffles=n_shuffles, rng=rng, what=ps.relation)
@@ -175,8 +152,6 @@ def score_set(vectors: np.ndarray, ps: PairSet, n_shuffles: int, rng: np.random.
 
 
 def _set_rows_table(words, kind: str, replicate: int, seed: int, sets: Sequence[PairSet]):
-    from .offset_index import offset_table
-
     starts = np.concatenate([s.start_ids for s in sets])
     ends = np.concatenate([s.end_ids for s in sets])
     rel = [s.relation for s in sets for _ in range(len(s))]
@@ -196,14 +171,6 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
     appended too (their kind, replicate and seed), each scored against its own ``n_shuffles`` shuffles.
     Returns the summary (also ``summary.json``) with the tables as lists of rows.
     """
-    import pyarrow as pa
-
-    from .offset_index import append_offsets
-    from .offsets import SHUFFLED, ocs, pairwise_similarities, pcs_from_units, relation_sets, store_shuffles, \
-        stored_shuffle_units
-    from .progress import bar
-    from .words import WordIndex
-
     words = WordIndex.open(home, words_name)
     index = open_offsets(home, words_name, dataset, offsets_name)
     true_rows = index.select(kind="true")
@@ -248,9 +215,6 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
                "replicates": replicates, "seed": seed, "pool_size": int(len(pool)), "relations": len(relations),
                "skipped_relations": skipped, "rows_appended": appended, "table1": by_category}
     if out is not None:
-        from .plots import histograms
-        from .results import RunDir
-
         run = RunDir(out)
         run.write_table("table1", by_category)
         run.write_table("table1_relations", by_relation)

@@ -14,15 +14,40 @@ pairing consistency (PCS) against shuffled offsets, as array math over word vect
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
-from .errors import LexprobeError
+from .errors import InputError, LexprobeError
+from .offset_index import OffsetIndex, append_offsets, offset_table
 
 SHUFFLE_BATCH = 4096     # most permutations drawn per rejection-sampling round (the first draws 4 x count)
 REJECTION_DRAWS = 65536  # permutations drawn before the rest come from transposition chains
 MIX_ROUNDS = 2000        # transpositions tried per chain (n = 50: about 40 n log n)
+
+
+@dataclass
+class PairSet:
+    """One set of word pairs (word-id arrays) standing for a relation: a real one or a random baseline."""
+
+    relation: str
+    category: str
+    start_ids: np.ndarray
+    end_ids: np.ndarray
+    partner: str = ""          # mismatched sets: the relation that gave the end words
+
+    def __len__(self) -> int:
+        return len(self.start_ids)
+
+
+def rng_for(seed: int, *keys: int | str) -> np.random.Generator:
+    """An independent generator for (seed, keys...); strings are keyed by their CRC32."""
+    if seed < 0:
+        raise LexprobeError(f"seed must be >= 0, got {seed}")
+    words = [seed] + [zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in keys]
+    return np.random.default_rng(words)
 
 
 def unit_offsets(vectors: np.ndarray, start_ids: np.ndarray, end_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -191,11 +216,9 @@ def offset_scores(vectors: np.ndarray, start_ids: np.ndarray, end_ids: np.ndarra
 SHUFFLED = "shuffled"
 
 
-def relation_sets(rows) -> list:
+def relation_sets(rows) -> list[PairSet]:
     """The true pairs of an offsets index (:class:`~engine.offset_index.OffsetRows`) as one
-    :class:`~engine.offset_baselines.PairSet` per relation, in index order; zero offsets (start == end) left out."""
-    from .offset_baselines import PairSet
-
+    :class:`PairSet` per relation, in index order; zero offsets (start == end) left out."""
     names = list(dict.fromkeys(rows.relation.tolist()))
     keep = rows.start_id != rows.end_id
     out = []
@@ -208,16 +231,12 @@ def relation_sets(rows) -> list:
 
 def shuffle_rng(seed: int, relation: str) -> np.random.Generator:
     """The generator of a relation's PCS shuffles: the same for ``bench offsets`` and ``query offsets``."""
-    from .offset_baselines import rng_for
-
     return rng_for(seed, SHUFFLED, relation)
 
 
-def store_shuffles(home, offsets_name: str, words, relations: list, n_shuffles: int, seed: int) -> int:
+def store_shuffles(home, offsets_name: str, words, relations: list[PairSet], n_shuffles: int, seed: int) -> int:
     """Append to the offsets index the shuffled offsets (kind ``shuffled``, replicate = shuffle number, ``seed``)
     of every relation that does not hold ``n_shuffles`` of them for this seed yet; returns rows appended."""
-    from .offset_index import OffsetIndex, append_offsets, offset_table
-
     index = OffsetIndex.open(home, offsets_name)
     stored = index.select(kind=SHUFFLED)
     parts = []
@@ -237,8 +256,6 @@ def store_shuffles(home, offsets_name: str, words, relations: list, n_shuffles: 
                                   replicate=np.repeat(missing, len(rel)), seed=seed))
     if not parts:
         return 0
-    import pyarrow as pa
-
     table = pa.concat_tables(parts)
     append_offsets(home, offsets_name, table)
     return len(table)
@@ -263,8 +280,6 @@ def stored_shuffle_units(index, relation, n_pairs: int, n_shuffles: int, seed: i
 def read_pair_file(path) -> list[tuple[str, str, int]]:
     """``start end`` per line (whitespace-separated; blank lines and ``#`` comments skipped) as
     (start, end, line number); a malformed line is an :class:`InputError` naming file and line."""
-    from .errors import InputError
-
     try:
         text = open(path, "rb").read().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -284,8 +299,6 @@ def read_pair_file(path) -> list[tuple[str, str, int]]:
 
 def pair_file_ids(words, path) -> tuple[np.ndarray, np.ndarray]:
     """Word ids of a pair file's (start, end) columns; unknown words and zero offsets are errors with the line."""
-    from .errors import InputError
-
     starts, ends = [], []
     for start, end, number in read_pair_file(path):
         for w in (start, end):
