@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import datahome
-from .errors import InputError, LexprobeError
+from .errors import LexprobeError
 from .report import Image, Report, Section, Table, write_report
 from .results import RunDir
 from .store import MANIFEST, Store
@@ -108,37 +108,15 @@ def glove_word_index(home: Path) -> dict:
     return ensure_index(home, "glove", wanted, lambda: build_word_index(home, "glove", GLOVE))
 
 
-def read_google(path: Path) -> list[tuple[str, list[str]]]:
-    """Google analogy questions as ``(section, [a, a*, b, b*])``, lowercased (GloVe 6B is lowercase)."""
-    section, out = None, []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read ({exc})") from None
-    for lineno, line in enumerate(lines, 1):
-        if line.startswith(":"):
-            section = line[1:].strip()
-            continue
-        words = line.lower().split()
-        if not words:
-            continue
-        if len(words) != 4 or section is None:
-            raise InputError(path, "expected ': section' or four words 'a a* b b*'", lineno)
-        out.append((section, words))
-    if not out:
-        raise InputError(path, "no questions")
-    return out
-
-
 def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """3CosAdd answers for ``questions`` (m, 3) ids a, a*, b: ``(excluded, honest)`` answer ids.
+    """3CosAdd answers for ``questions`` (m, 3) ids a, a*, b: ``(usual, honest)`` answer ids.
 
-    argmax over the vocabulary of cos(x, b - a + a*) on unit vectors. One exact search for the top 4: the
-    honest answer is the first hit, the usual answer the first hit that is none of the three inputs.
+    One exact search for the top 4 with nothing excluded (:func:`engine.analogy.answer_questions`): the honest
+    answer is the first hit, the usual one (a, a*, b excluded) the first hit that is none of the three inputs.
     """
-    unit = index.unit_of(questions.reshape(-1)).reshape(len(questions), 3, -1)
-    query = unit[:, 2] - unit[:, 0] + unit[:, 1]
-    _, top = index.vectors.search(query, 4)
+    from .analogy import answer_questions
+
+    _, top = answer_questions(index, questions[:, 0], questions[:, 1], questions[:, 2], k=4, honest=True)
     is_input = (top[:, :, None] == questions[:, None, :]).any(axis=2)
     first_other = np.argmax(~is_input, axis=1)
     return top[np.arange(len(top)), first_other], top[:, 0]
@@ -147,6 +125,7 @@ def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 def glove_analogy_stage(run_dir: RunDir, settings: Settings) -> Section:
     """Word index from the packaged GloVe, a few neighbours, and 3CosAdd on the Google set (with and without
     excluding the inputs)."""
+    from .datasets.google import read_questions
     from .plots import bar_chart
     from .words import WordIndex
 
@@ -160,7 +139,8 @@ def glove_analogy_stage(run_dir: RunDir, settings: Settings) -> Section:
     section.tables.append(Table("Nearest neighbours (cosine, query word excluded)",
                                 index.neighbors(list(NEIGHBOR_WORDS), 5), ["query", "rank", "word", "score"]))
 
-    questions = read_google(settings.data["google"])
+    questions = [(q.section, [q.a, q.a_star, q.b, q.b_star])
+                 for q in read_questions(settings.data["google"], lowercase=True)]
     covered = [all(x in index.word_to_id for x in w) for _, w in questions]
     known = [q for q, ok in zip(questions, covered) if ok]
     oov = {s: 0 for s, _ in questions}

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from engine import pipeline
-from engine.errors import InputError, LexprobeError
+from engine.datasets.google import read_questions
+from engine.errors import LexprobeError
 from engine.report import Image, Section, Table
 from engine.store import MANIFEST, Store
 from engine.words import WordIndex, build_word_index
@@ -90,13 +91,6 @@ def test_ensure_index_reuses_rebuilds_on_change_and_on_damage(tmp_path):
     Store.open(home / "small")  # verifies again
 
 
-def test_read_google_names_the_bad_line(tmp_path):
-    path = tmp_path / "q.txt"
-    path.write_text(": capital\nAthens Greece Baghdad Iraq\nonly three words\n")
-    with pytest.raises(InputError, match=r"q.txt:3: expected"):
-        pipeline.read_google(path)
-
-
 def test_missing_google_skips_the_stage_with_the_fetch_command(cli, tmp_path):
     (tmp_path / "empty").mkdir()
     r = cli("--home", tmp_path / "indexes", "bench", "all", "--out", tmp_path / "run", "--data", tmp_path / "empty",
@@ -136,9 +130,9 @@ def test_glove_stage_end_to_end_on_the_packaged_glove(cli, glove_home, shared_da
 
 def test_three_cos_add_equals_brute_force_on_real_questions(glove_home, shared_data):
     index = WordIndex.open(glove_home, "glove")
-    questions = pipeline.read_google(shared_data / "google_analogy" / "questions-words.txt")
+    questions = read_questions(shared_data / "google_analogy" / "questions-words.txt", lowercase=True)
     rng = np.random.default_rng(0)
-    sample = [questions[i][1] for i in rng.choice(len(questions), 150, replace=False)]
+    sample = [(q.a, q.a_star, q.b, q.b_star) for q in (questions[i] for i in rng.choice(len(questions), 150, replace=False))]
     ids = index.ids([w for q in sample for w in q]).reshape(-1, 4)
     answer, honest = pipeline.three_cos_add(index, ids[:, :3])
     unit = index.unit
@@ -156,4 +150,4 @@ def test_new_machine_finds_the_google_set_in_gensim(tmp_path, monkeypatch):
     paths, info = pipeline.locate_data(None)
     assert list(paths) == ["google"]
     assert paths["google"].name == "questions-words.txt" and info["google"]["source"].startswith("gensim==")
-    assert len(pipeline.read_google(paths["google"])) == 19544
+    assert len(read_questions(paths["google"])) == 19544
