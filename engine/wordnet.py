@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -64,12 +65,15 @@ def _reader(data_root: str):
     if data_root not in nltk.data.path:  # NLTK only reads corpora under its data path
         nltk.data.path.insert(0, data_root)
     root = nltk.data.find("corpora/wordnet", paths=[data_root])
-    reader = WordNetCorpusReader(root, None)
+    with warnings.catch_warnings():  # "multilingual functions are not available": no Open Multilingual Wordnet
+        warnings.simplefilter("ignore", UserWarning)
+        reader = WordNetCorpusReader(root, None)
     if reader.get_version() != "3.0":
         raise LexprobeError(f"{data_root}: expected WordNet 3.0, found {reader.get_version()}")
     return reader
 
 
-def load_wordnet(home: str | os.PathLike | None = None):
-    """NLTK's ``WordNetCorpusReader`` over WordNet 3.0 (installed into the cache on first use; cached per process)."""
-    return _reader(str(install(cache_dir(home)).resolve().parents[1]))
+def load_wordnet(home: str | os.PathLike | None = None, *, cache: str | os.PathLike | None = None):
+    """NLTK's ``WordNetCorpusReader`` over WordNet 3.0, installed on first use into ``cache`` (default
+    :func:`cache_dir` of ``home``); cached per process."""
+    return _reader(str(install(Path(cache) if cache is not None else cache_dir(home)).resolve().parents[1]))

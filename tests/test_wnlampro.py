@@ -1,0 +1,170 @@
+"""WNLaMPro builder rules on hand-checked WordNet examples, Table 4 counts, splits, writers and readers
+(our JSONL and the authors' WNLaMPro.txt)."""
+
+import json
+
+import pytest
+
+from engine.datasets.wnlampro import (Builder, Entry, assign_splits, bucket_of, read_authors_txt, read_dataset,
+                                      table4, write_dataset, zipf)
+from engine.errors import InputError
+from engine.output import render
+from engine.wordnet import load_wordnet
+
+
+@pytest.fixture(scope="session")
+def wordnet(tmp_path_factory):
+    return load_wordnet(cache=tmp_path_factory.getbasetemp() / "lexprobe_cache")
+
+
+@pytest.fixture(scope="session")
+def builder(wordnet):
+    """T = the whole-word tokens of the packaged SPLADE-tiny (bert-base-uncased vocabulary)."""
+    from engine.models import load_tokenizer
+    from engine.vectors import whole_word_tokens
+
+    words, _ = whole_word_tokens(load_tokenizer("splade-tiny"))
+    return Builder(wordnet, words, seed=0)
+
+
+def test_antonyms_of_the_most_frequent_sense_only(builder):
+    assert builder.antonyms("new") == ["old"]
+    assert builder.antonyms("good") == ["bad"]  # 'evil' is the antonym of good's third sense: left out
+    assert builder.antonyms("happy") == ["unhappy"]
+    assert builder.antonyms("lingonberry") is None  # not an adjective
+
+
+def test_hypernyms_hand_checked(builder):
+    dog = builder.hypernyms("dog")
+    assert {"canine", "animal", "beast"} <= set(dog)  # canine: distance 1; animal: 2 (via domestic_animal), depth 6
+    assert "organism" not in dog and "being" not in dog  # distance 3 but minimum depth 5
+    assert {"fruit", "berry", "bush"} <= set(builder.hypernyms("lingonberry"))  # the paper's Table 2
+    assert {"game", "ball", "sport"} <= set(builder.hypernyms("basketball"))
+
+
+@pytest.mark.parametrize("word", ["dog", "lingonberry", "basketball", "book", "violin", "oak", "sonata"])
+def test_hypernym_targets_respect_distance_and_depth(builder, wordnet, word):
+    """Recomputed with NLTK's own hypernym_distances (another code path than the builder's walk)."""
+    allowed = set()
+    for s in [l.synset() for l in wordnet.lemmas(word, "n") if l.name() == word][:2]:
+        allowed |= {n for h, d in s.hypernym_distances() if 1 <= d <= 3 and h.min_depth() >= 6 for n in h.lemma_names()}
+    expected = (allowed & builder.T) - {word}
+    got = builder.hypernyms(word)
+    if len(expected) < 3:
+        assert got is None
+    else:
+        assert set(got) <= expected and len(got) == min(20, len(expected))
+        assert got == sorted(got, key=lambda w: (-zipf(w), w))  # the most frequent kept, most frequent first
+
+
+def test_cohyponyms_hand_checked_and_bounded(builder, wordnet):
+    samosa = builder.cohyponyms("samosa")
+    assert {"pizza", "sandwich", "salad"} <= set(samosa) and "samosa" not in samosa  # the paper's Table 2
+    for word in ["samosa", "dog", "violin"]:
+        got = builder.cohyponyms(word)
+        hyper = set()
+        for s in [l.synset() for l in wordnet.lemmas(word, "n") if l.name() == word][:2]:
+            hyper |= {h for h, d in s.hypernym_distances() if 1 <= d <= 2 and h.min_depth() >= 6}
+        hypo = lambda s: s.hyponyms() + s.instance_hyponyms()  # noqa: E731
+        allowed = {n for h in hyper for c in h.closure(hypo, depth=4) for n in c.lemma_names()}
+        expected = (allowed & builder.T) - {word}
+        assert 10 <= len(got) <= 50 and set(got) <= expected and len(got) == min(50, len(expected))
+
+
+def _one_edit(bad: str, word: str) -> bool:
+    if len(bad) == len(word) + 1:
+        return any(bad[:i] + bad[i + 1:] == word for i in range(len(bad)))
+    if len(bad) == len(word) - 1:
+        return any(word[:i] + word[i + 1:] == bad for i in range(len(word)))
+    diff = [i for i in range(len(word)) if bad[i] != word[i]]
+    return len(diff) == 2 and diff[1] == diff[0] + 1 and bad[diff[0]] == word[diff[1]] and bad[diff[1]] == word[diff[0]]
+
+
+def test_corruptions_are_one_seeded_edit_of_frequent_vocabulary_words(builder, wordnet):
+    pairs = builder.corruptions(200)
+    assert len(pairs) >= 190
+    for bad, word in pairs:
+        assert _one_edit(bad, word), (bad, word)
+        assert word in builder.T and zipf(word) >= 2.0 and bad not in builder.T and zipf(bad) == 0
+    assert builder.corruptions(200) == pairs
+    assert Builder(wordnet, builder.T, seed=1).corruptions(200) != pairs
+
+
+def test_buckets_and_seeded_dev_split():
+    assert [bucket_of(z) for z in (0.0, 0.99, 1.0, 1.99, 2.0, 6.0)] == ["rare", "rare", "medium", "medium",
+                                                                        "frequent", "frequent"]
+    raw = [(f"w{i}", "hypernym" if i % 3 else "antonym", "n", ["x"]) for i in range(300)]
+    entries = assign_splits(raw, freq=lambda w: 0.0, seed=3)
+    for relation, n in (("hypernym", 200), ("antonym", 100)):
+        assert sum(e.split == "dev" for e in entries if e.relation == relation) == n // 10
+    assert [e.split for e in assign_splits(raw, freq=lambda w: 0.0, seed=3)] == [e.split for e in entries]
+    assert [e.split for e in assign_splits(raw, freq=lambda w: 0.0, seed=4)] != [e.split for e in entries]
+
+
+def test_table4_counts_and_round_trip(tmp_path, capsys):
+    entries = [Entry(0, "dev", "aa", "antonym", ["b"], "a", 0.0), Entry(1, "test", "bb", "antonym", ["c", "d"], "a", 1.5),
+               Entry(2, "test", "cc", "hypernym", ["e", "f", "g"], "n", 3.0),
+               Entry(3, "test", "dd", "hypernym", ["e", "f", "g", "h", "i"], "n", 4.0)]
+    rows = table4(entries)
+    print(render(rows))
+    assert rows[0] == {"relation": "antonym", "n_r": 1, "n_m": 1, "n_f": 0, "targets_r": 1.0, "targets_m": 2.0,
+                       "targets_f": pytest.approx(float("nan"), nan_ok=True), "dev": 1, "test": 1}
+    assert rows[1]["n_f"] == 2 and rows[1]["targets_f"] == 4.0
+    assert "relation" in capsys.readouterr().out
+    paths = write_dataset(entries, tmp_path / "ds")
+    back = read_dataset(tmp_path / "ds")
+    assert back == entries
+    authors = read_authors_txt(paths["txt"])
+    assert [(e.id, e.split, e.keyword, e.relation, e.targets) for e in authors] == \
+        [(e.id, e.split, e.keyword, e.relation, e.targets) for e in entries]
+
+
+def test_authors_format_reader(tmp_path):
+    path = tmp_path / "WNLaMPro.txt"
+    path.write_text("0\tdev\tunregenerate (a,1.64,5)\tantonym\tregenerate (a,1.2,30)\n"
+                    "1\ttest\tlingonberry (n,1.84,50)\thypernym\tfruit (n,4.5,9000)\tberry (n,3.6,800)\r\n"
+                    "\n"
+                    "2\ttest\tsimluation (n,0,0)\tcorruption\tsimulation (n,4.2,1000)\n", encoding="utf-8")
+    entries = read_authors_txt(path)
+    assert [(e.keyword, e.relation, e.targets, e.bucket, e.count) for e in entries] == [
+        ("unregenerate", "antonym", ["regenerate"], "rare", 5),
+        ("lingonberry", "hypernym", ["fruit", "berry"], "medium", 50),
+        ("simluation", "corruption", ["simulation"], "rare", 0)]
+    assert entries[1].zipf == 1.84 and entries[0].split == "dev"
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("7\tdev\tfoo (n,1,2)\tsynonym\tbar (n,1,2)", "unknown relation 'synonym'"),
+    ("7\tval\tfoo (n,1,2)\thypernym\tbar (n,1,2)", "set type"),
+    ("7\tdev\tfoo\thypernym\tbar (n,1,2)", "not an annotated word"),
+    ("7\tdev\tfoo (n,1,2)\thypernym", "column"),
+    ("x\tdev\tfoo (n,1,2)\thypernym\tbar (n,1,2)", "not an integer"),
+])
+def test_malformed_authors_lines_name_file_and_line(tmp_path, line, problem):
+    path = tmp_path / "bad.txt"
+    path.write_text("0\tdev\tnew (a,6,1000)\tantonym\told (a,6,1000)\n" + line + "\n")
+    with pytest.raises(InputError, match=problem) as err:
+        read_authors_txt(path)
+    assert str(err.value).startswith(f"{path}:2:")
+
+
+def test_build_command_prints_table4_and_writes_files(cli, home, tmp_path, tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("LEXPROBE_CACHE", str(tmp_path_factory.getbasetemp() / "lexprobe_cache"))
+    out = tmp_path / "wnl"
+    r = cli("--home", home, "--quiet", "data", "build-wnlampro", "--out", out, "--relations", "antonym,corruption",
+            "--corruptions", "100")
+    assert r.code == 0, r
+    assert "n_r" in r.out and "antonym" in r.out and "corruption" in r.out
+    rows = [json.loads(line) for line in (out / "wnlampro.jsonl").read_text().splitlines()]
+    ant = {row["keyword"]: row for row in rows if row["relation"] == "antonym"}
+    assert ant["new"]["targets"] == ["old"] and ant["new"]["bucket"] == "frequent"
+    assert 900 <= len(ant) <= 1500  # ~1.2k adjectives with an antonym in T (the paper's WWC gave 366)
+    assert sum(row["relation"] == "corruption" for row in rows) == 100
+    assert (out / "wnlampro.parquet").is_file() and (out / "table4.md").is_file()
+    assert len(read_authors_txt(out / "WNLaMPro.txt")) == len(rows)
+
+
+def test_unknown_relation_in_build_is_one_line_error(cli, home, tmp_path, tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("LEXPROBE_CACHE", str(tmp_path_factory.getbasetemp() / "lexprobe_cache"))
+    r = cli("--home", home, "data", "build-wnlampro", "--out", tmp_path / "x", "--relations", "synonym")
+    assert r.code == 2 and "unknown relation 'synonym'" in r.err and r.err.strip().count("\n") == 0
