@@ -176,13 +176,14 @@ def _lemma_keys(table: pa.Table, match_pos: bool) -> pa.ChunkedArray:
 def rank_senses(database: Instances, queries: Instances, *, k_max: int = DEFAULT_K,
                 min_sense_count: int = DEFAULT_MIN_SENSE_COUNT, match_pos: bool = True, all_lemmas: bool = False,
                 same_corpus: bool = False, lemma_edges=DEFAULT_LEMMA_EDGES, ratio_edges=DEFAULT_RATIO_EDGES,
-                desc: str = "ranking") -> tuple[pa.Table, dict]:
+                limit_queries: int | None = None, seed: int = 0, desc: str = "ranking") -> tuple[pa.Table, dict]:
     """Rank D's instances for every eligible query of Q and score each ranking; (per-query table, skips).
 
     Eligible queries have a gold sense that occurs at least ``min_sense_count`` times among D's instances
     of the query's lemma (with ``same_corpus``, Q is D and the query itself is neither counted nor ranked).
     Candidates: D's instances of the query's lemma (and POS when ``match_pos``), or all of D with
-    ``all_lemmas``. Queries are grouped by lemma, and each group is ranked with one matrix product per block.
+    ``all_lemmas``. ``limit_queries`` keeps a random sample (``seed``) of the eligible queries.
+    Queries are grouped by lemma, and each group is ranked with one matrix product per block.
     The table holds Q's metadata columns and ``lemma_freq`` (l), ``sense_count``, ``sense_ratio`` (r),
     ``cell``, ``n_candidates`` (N), ``n_relevant`` (R), ``ap``, ``p_at_k_mean`` (mean over k = 1..K),
     ``p_at_k`` and ``recall_at_k`` (lists of K), and the random baseline's ``random_ap``,
@@ -195,6 +196,9 @@ def rank_senses(database: Instances, queries: Instances, *, k_max: int = DEFAULT
     keep = sense_count >= max(1, min_sense_count)
     skips = {"sense rarer than min_sense_count in the database": int((~keep).sum())}
     q_rows = np.flatnonzero(keep)
+    if limit_queries is not None and limit_queries < len(q_rows):
+        skips["not in the --limit-queries sample"] = len(q_rows) - limit_queries
+        q_rows = np.sort(np.random.default_rng(seed).choice(q_rows, size=limit_queries, replace=False))
     d_sense, q_sense = _codes(database.table.column("sense"), queries.table.column("sense"))
     if all_lemmas:
         d_group, q_group = np.zeros(len(database.table), np.int64), np.zeros(len(queries.table), np.int64)

@@ -1,0 +1,243 @@
+"""``query senses`` (query-by-example over a token index) and ``bench senses`` (the paper's Table 1)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from ..cli import Context, bench_group, format_option, query_group
+from ..errors import LexprobeError
+from ..output import render
+from ..sense_buckets import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
+from ..senses import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT
+
+
+def _floats(text: str, what: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise LexprobeError(f"bad {what} {text!r}: give comma-separated numbers like 500 or 100,500") from None
+
+
+def mark(words: list[str], position: int, length: int) -> str:
+    """The sentence with the target words wrapped in ``[[...]]``."""
+    return " ".join(words[:position] + ["[[" + " ".join(words[position:position + length]) + "]]"]
+                    + words[position + length:])
+
+
+def find_target(words: list[str], target: str, occurrence: int = 1) -> tuple[int, int]:
+    """(position, length) of the ``occurrence``-th match of the target words (case-insensitive) in ``words``."""
+    want = [w.lower() for w in target.split()]
+    if not want:
+        raise LexprobeError("--target is empty")
+    lowered = [w.lower() for w in words]
+    hits = [i for i in range(len(words) - len(want) + 1) if lowered[i:i + len(want)] == want]
+    if len(hits) < occurrence:
+        raise LexprobeError(f"target {target!r} does not occur {'at all' if not hits else f'{occurrence} times'} "
+                            f"among the words of the sentence {' '.join(words)!r}")
+    return hits[occurrence - 1], len(want)
+
+
+@query_group.command("senses")
+@click.option("--index", "name", required=True, help="A token index (built by 'lexprobe index tokens').")
+@click.option("--sentence", required=True, help="The query sentence; words are separated by spaces.")
+@click.option("--target", required=True, help="The target word(s) in the sentence, e.g. 'on' or 'take place'.")
+@click.option("--occurrence", type=int, default=1, show_default=True,
+              help="Which occurrence of the target in the sentence, when it occurs more than once.")
+@click.option("--lemma", help="Rank only the index's instances of this lemma (default: the lowercased target, "
+                              "with '_' between words, when the index has it; otherwise every instance).")
+@click.option("--all-lemmas", is_flag=True, help="Rank every instance of the index, whatever its lemma.")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="Number of results.")
+@format_option
+@click.pass_obj
+def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, fmt) -> None:
+    """Embed TARGET in SENTENCE with the index's model, layers and pooling, and list the index's instances
+    most similar to it (cosine). Rows: rank, score, sense, lemma, pos, the instance's sentence with its target
+    marked [[...]] and its instance id."""
+    import numpy as np
+
+    from ..index import unit_rows
+    from ..tokens import TokenIndex
+
+    if k < 1:
+        raise LexprobeError("-k must be at least 1")
+    index = TokenIndex.open(obj.home, name)
+    words = sentence.split()
+    position, length = find_target(words, target, occurrence)
+    lemmas = index.table.column("lemma").to_numpy(zero_copy_only=False)
+    wanted = lemma or "_".join(target.lower().split())
+    restrict = None
+    if not all_lemmas:
+        restrict = np.flatnonzero(lemmas == wanted)
+        if not len(restrict):
+            if lemma:
+                raise LexprobeError(f"index {name!r} has no instance of lemma {lemma!r}")
+            click.echo(f"note: index {name!r} has no instance of lemma {wanted!r}; ranking all "
+                       f"{index.store.count} instances", err=True)
+            restrict = None
+    query, _ = unit_rows(index.encode([words], [[(position, length)]]))
+    scores, ids = index.vectors.search(query, k, restrict=restrict)
+    found = ids[0] >= 0
+    hits = index.table.take(ids[0][found])
+    texts = index.words_of(hits.column("sentence_id").to_pylist())
+    rows = [{"rank": r + 1, "score": float(s), "sense": sense, "lemma": lem, "pos": pos,
+             "sentence": mark(w, p, n), "instance_id": iid}
+            for r, (s, sense, lem, pos, w, p, n, iid) in enumerate(zip(
+                scores[0][found], hits.column("sense").to_pylist(), hits.column("lemma").to_pylist(),
+                hits.column("pos").to_pylist(), texts, hits.column("position").to_pylist(),
+                hits.column("length").to_pylist(), hits.column("instance_id").to_pylist()))]
+    if fmt == "table":
+        click.echo(f"query: {mark(words, position, length)}")
+    click.echo(render(rows, fmt, ["rank", "score", "sense", "lemma", "pos", "sentence", "instance_id"]))
+
+
+# ------------------------------------------------------------------------------------------------- bench
+
+
+def _canonical_spec(spec: str) -> str:
+    """``KIND:PATH`` with the path made absolute, so the same corpus always gives the same spec."""
+    from ..datasets.corpus import parse_spec
+
+    kind, path = parse_spec(spec)
+    return f"{kind}:{path.resolve()}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.-") or "x"
+
+
+def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] | None, pooling: str,
+                    max_sentences: int | None) -> tuple[str, bool]:
+    """The name of a token index of ``spec`` made with these settings: an existing one whose manifest says so,
+    else a new one built now. Returns (name, built)."""
+    from ..datasets.corpus import parse_spec
+    from ..store import list_indexes, read_manifest
+    from ..tokens import KIND, build_token_index
+
+    want = _canonical_spec(spec)
+    for path in list_indexes(home):
+        try:
+            meta = read_manifest(path / "manifest.json")
+        except Exception:  # a damaged index is not reused; 'index verify' reports it
+            continue
+        if meta.get("kind") != KIND:
+            continue
+        m = meta.get("meta", {})
+        try:
+            same_corpus = _canonical_spec(m.get("corpus", "")) == want
+        except LexprobeError:
+            continue
+        n_states = int(m.get("num_layers", 0)) + 1
+        asked = sorted({l % n_states for l in layers}) if layers else [n_states - 1]
+        if (same_corpus and m.get("model") == model and m.get("layers") == asked and m.get("pooling") == pooling
+                and m.get("max_sentences") == max_sentences):
+            return path.name, False
+    kind, corpus_path = parse_spec(spec)
+    stem = corpus_path.name.replace(".data.xml", "")
+    layer_part = "-".join(str(l) for l in layers) if layers else "last"
+    base = _slug(f"{stem}-{Path(model).name or model}-l{layer_part}-{pooling}"
+                 + (f"-s{max_sentences}" if max_sentences else ""))[:100]
+    name, n = base, 2
+    while (home / name).exists():
+        name, n = f"{base}-{n}", n + 1
+    build_token_index(home, name, model, want, layers=layers, pooling=pooling, max_sentences=max_sentences)
+    return name, True
+
+
+@bench_group.command("senses")
+@click.option("--database", "database_spec", required=True,
+              help="The database corpus D as KIND:PATH (e.g. wsd:../shared/data/semcor3.0).")
+@click.option("--queries", "queries_spec", required=True,
+              help="The query corpus Q as KIND:PATH (e.g. wsd:../shared/data/wsd_eval/ALL); the same spec as "
+                   "--database ranks D against itself, leaving each query out.")
+@click.option("--model", "models", multiple=True, default=["minilm"], show_default=True,
+              help="Encoder (alias, Hugging Face name or local path); repeat to compare models side by side.")
+@click.option("--layer", "layer_list", multiple=True, type=int,
+              help="Hidden layer (0 = embeddings, negative from the end; default the last); repeat to compare "
+                   "layers side by side.")
+@click.option("--pooling", type=click.Choice(["mean", "first", "last"]), default="mean", show_default=True,
+              help="How a word's subword vectors become one vector.")
+@click.option("--out", type=click.Path(file_okay=False), default="runs/senses", show_default=True,
+              help="Run folder for queries.parquet, cells.parquet/.md, buckets.md, P@k plots, summary.json.")
+@click.option("--limit-queries", type=int, help="Rank only a random sample (--seed) of N eligible queries.")
+@click.option("--database-sentences", type=int, help="Use only the first N sentences of D (trials, tests).")
+@click.option("--query-sentences", type=int, help="Use only the first N sentences of Q (trials, tests).")
+@click.option("-k", "k_max", type=int, default=DEFAULT_K, show_default=True, help="Largest k of P@k and recall@k.")
+@click.option("--min-sense-count", type=int, default=DEFAULT_MIN_SENSE_COUNT, show_default=True,
+              help="A query needs its gold sense at least this often among its candidates in D.")
+@click.option("--lemma-edges", default=",".join(str(e) for e in DEFAULT_LEMMA_EDGES), show_default=True,
+              help="Cell edges of l, the lemma's frequency in D (comma-separated).")
+@click.option("--ratio-edges", default=",".join(str(e) for e in DEFAULT_RATIO_EDGES), show_default=True,
+              help="Cell edges of r, the share of the lemma's instances in D with the query's sense.")
+@click.option("--any-pos", is_flag=True, help="A lemma's candidates are all its instances, whatever their POS "
+                                              "(default: the query's POS only, as WordNet senses are).")
+@click.option("--all-lemmas", is_flag=True, help="Rank every instance of D for each query, not only its lemma's.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --limit-queries sample.")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/senses.md", show_default=True,
+              help="Markdown file the speed comparison (grouped vs one query at a time) is appended to; '' for none.")
+@click.pass_obj
+def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, pooling, out, limit_queries,
+                 database_sentences, query_sentences, k_max, min_sense_count, lemma_edges, ratio_edges, any_pos,
+                 all_lemmas, seed, record) -> None:
+    """CWE similarity ranking (Gessler & Schneider, section 3 and Table 1): every query instance of Q whose
+    sense occurs at least --min-sense-count times in D ranks D's instances of its lemma by cosine; per query
+    P@k and recall@k (k = 1..K) and average precision; per cell of l x r, the mean over k of P@k (the paper's
+    number) and MAP beside the exact random baseline. Token indexes are reused when one with the same corpus,
+    model, layer and pooling exists under --home, else built."""
+    from ..results import RunDir
+    from ..sense_buckets import cell_labels, check_edges, write_bucket_report
+    from ..senses import Instances, rank_senses
+    from ..tokens import TokenIndex
+
+    l_edges = _floats(lemma_edges, "--lemma-edges")
+    r_edges = _floats(ratio_edges, "--ratio-edges")
+    try:
+        check_edges("--lemma-edges", l_edges), check_edges("--ratio-edges", r_edges)
+    except ValueError as exc:
+        raise LexprobeError(str(exc)) from None
+    if k_max < 1 or min_sense_count < 1:
+        raise LexprobeError("-k and --min-sense-count must be at least 1")
+    same = _canonical_spec(database_spec) == _canonical_spec(queries_spec) and database_sentences == query_sentences
+    settings = [(m, (l,) if l is not None else None) for m in models for l in (layer_list or [None])]
+    runs, meta_runs, first_pair = {}, {}, None
+    for model, layers in settings:
+        label = _slug(f"{Path(model).name or model}" + (f"-l{layers[0]}" if layers else ""))
+        d_name, d_built = token_index_for(obj.home, database_spec, model, layers, pooling, database_sentences)
+        q_name, q_built = (d_name, False) if same else token_index_for(obj.home, queries_spec, model, layers,
+                                                                       pooling, query_sentences)
+        d_index = TokenIndex.open(obj.home, d_name)
+        q_index = d_index if same else TokenIndex.open(obj.home, q_name)
+        database = Instances(d_index.table, d_index.unit)
+        queries = database if same else Instances(q_index.table, q_index.unit)
+        table, skips = rank_senses(database, queries, k_max=k_max, min_sense_count=min_sense_count,
+                                   match_pos=not any_pos, all_lemmas=all_lemmas, same_corpus=same,
+                                   lemma_edges=l_edges, ratio_edges=r_edges, limit_queries=limit_queries, seed=seed,
+                                   desc=f"rank {label}")
+        if not len(table):
+            raise LexprobeError(f"no query of {queries_spec} has a sense occurring {min_sense_count}+ times in "
+                                f"{database_spec} ({'; '.join(f'{n} {r}' for r, n in skips.items())})")
+        runs[label] = table
+        meta_runs[label] = {"database_index": d_name, "query_index": q_name, "built": [n for n, b in
+                            ((d_name, d_built), (q_name, q_built)) if b], "skipped_queries": skips,
+                            "layers": d_index.settings.get("layers")}
+        first_pair = first_pair or (database, queries, label)
+    meta = {"database": database_spec, "queries": queries_spec, "pooling": pooling, "k": k_max,
+            "min_sense_count": min_sense_count, "lemma_edges": l_edges, "ratio_edges": r_edges,
+            "match_pos": not any_pos, "all_lemmas": all_lemmas, "limit_queries": limit_queries, "seed": seed,
+            "database_sentences": database_sentences, "query_sentences": query_sentences, "runs": meta_runs}
+    run = RunDir(out)
+    summary = write_bucket_report(run, runs, cell_labels(l_edges, r_edges), meta=meta)
+    click.echo(run.file("buckets.md").read_text().rstrip())
+    for label, checks in summary["checks"].items():
+        click.echo(f"{label}: every cell beats random: {checks['every_cell_beats_random']}; rare senses "
+                   f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
+    if record and not all_lemmas:
+        from ..perf.senses import run_ranking_bench
+
+        database, queries, label = first_pair
+        bench = run_ranking_bench(database, queries, label=label, k_max=k_max, min_sense_count=min_sense_count,
+                                  match_pos=not any_pos, record_path=record)
+        click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: {bench['agree']})")
+    click.echo(f"wrote {run.path}")
