@@ -195,7 +195,7 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
         progress.update()
     pool = random_pool(words.words, dataset_words(dataset), pool_size)
     earlier = index.select(kind=list(KINDS))
-    kinds_stored = set(zip(earlier.kind.tolist(), earlier.seed.tolist()))
+    kinds_stored = set(zip(earlier.kind.tolist(), earlier.seed.tolist(), earlier.replicate.tolist()))
     to_store = []
     for kind in KINDS:
         for rep in range(replicates):
@@ -205,7 +205,7 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
                 results.append({"set": kind, "replicate": rep, "relation": ps.relation, "category": ps.category,
                                 "partner": ps.partner, "n_pairs": len(ps), "ocs": o, "pcs": p})
                 progress.update()
-            if (kind, seed) not in kinds_stored:
+            if (kind, seed, rep) not in kinds_stored:
                 to_store.append(_set_rows_table(words, kind, rep, seed, sets))
     progress.close()
     if to_store:

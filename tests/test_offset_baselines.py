@@ -161,6 +161,11 @@ def test_rerun_with_the_same_seed_gives_the_same_table_and_stores_nothing_new(ta
     assert again["rows_appended"] == 0 and OffsetIndex.open(glove_home, OFFSETS).store.count == before
     np.testing.assert_allclose([[r["ocs"], r["pcs"]] for r in again["table1"]],
                                [[r["ocs"], r["pcs"]] for r in first], rtol=0, atol=1e-12)
+    # one more replicate stores only that replicate's sets: none is stored twice
+    more = run_table1(glove_home, "glove", dataset, offsets_name=OFFSETS, n_shuffles=20, replicates=3, seed=4)
+    rows = OffsetIndex.open(glove_home, OFFSETS).select(kind="random-both")
+    sizes = [int((rows.replicate == r).sum()) for r in range(3)]
+    assert sizes[0] == sizes[1] == sizes[2] == sum(r["n_pairs"] for r in more["table1_relations"])
 
 
 def test_bench_offsets_bad_dataset_is_one_line_error(cli, glove_home, tmp_path):
