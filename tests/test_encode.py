@@ -1,0 +1,121 @@
+"""Token encoder: pooling and layer choices against a manual computation with the packaged MiniLM, batching
+against one sentence at a time, truncation counts, and errors."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from engine.encode import TokenEncoder, _length_batches, parse_layers
+from engine.errors import LexprobeError
+from engine.perf.encode import one_sentence_at_a_time
+
+SENTENCES = [["I", "was", "high", "on", "drugs"],
+             ["The", "unbelievably", "hyperventilating", "cat", "sat", "on", "the", "mat", "."],
+             ["Fulton", "County", "Grand", "Jury", "said", "Friday"]]
+SPANS = [[(3, 1), (0, 2)], [(1, 2), (7, 1)], [(0, 4), (5, 1)]]
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return TokenEncoder("minilm", batch_tokens=16)  # tiny batches: several per call
+
+
+def manual(encoder, words, position, length, layers, pooling):
+    """The vector computed by hand: one sentence, all hidden states, pick the subwords of the span."""
+    import torch
+
+    enc = encoder.tokenizer(words, is_split_into_words=True, return_tensors="pt")
+    with torch.inference_mode():
+        states = encoder.model(**enc, output_hidden_states=True).hidden_states
+    hidden = torch.stack([states[l][0] for l in layers]).mean(0).numpy()
+    idx = [i for i, w in enumerate(enc.word_ids()) if w is not None and position <= w < position + length]
+    assert idx, "the span has subwords"
+    return {"mean": hidden[idx].mean(0), "first": hidden[idx[0]], "last": hidden[idx[-1]]}[pooling]
+
+
+def test_parse_layers():
+    assert parse_layers(6, None) == (6,)
+    assert parse_layers(None, "3-6") == (3, 4, 5, 6)
+    assert parse_layers(None, "2,4") == (2, 4)
+    assert parse_layers(None, None) is None
+    for bad in ("6-3", "x", "1-2-3"):
+        with pytest.raises(LexprobeError):
+            parse_layers(None, bad)
+    with pytest.raises(LexprobeError, match="not both"):
+        parse_layers(2, "3-4")
+
+
+@pytest.mark.parametrize("pooling", ["mean", "first", "last"])
+def test_pooling_matches_manual(encoder, pooling):
+    encoder.pooling = pooling
+    try:
+        vectors, ok, stats = encoder.encode(SENTENCES, SPANS)
+    finally:
+        encoder.pooling = "mean"
+    assert ok.all() and stats.batches > 1 and stats.truncated_sentences == 0
+    expected = [manual(encoder, w, p, n, [6], pooling) for w, spans in zip(SENTENCES, SPANS) for p, n in spans]
+    np.testing.assert_allclose(vectors, np.stack(expected), atol=2e-5)
+    if pooling != "mean":  # 'unbelievably hyperventilating' has several subwords: first and last differ
+        assert not np.allclose(vectors[2], manual(encoder, SENTENCES[1], 1, 2, [6], "mean"), atol=1e-3)
+
+
+def test_layer_choice_and_layer_mean(encoder):
+    for layers in [(0,), (3,), (3, 4, 5), (-1,)]:
+        enc = copy.copy(encoder)  # same loaded model, other layers
+        enc.layers = tuple(sorted(l % (encoder.num_layers + 1) for l in layers))
+        vectors, ok, _ = enc.encode(SENTENCES[:1], SPANS[:1])
+        expected = [manual(encoder, SENTENCES[0], p, n, list(enc.layers), "mean") for p, n in SPANS[0]]
+        np.testing.assert_allclose(vectors, np.stack(expected), atol=2e-5)
+    with pytest.raises(LexprobeError, match="no layer 7"):
+        TokenEncoder("minilm", layers=(7,))
+
+
+def test_batched_equals_one_sentence_at_a_time(encoder, shared_data):
+    from engine.datasets.corpus import read_corpus
+    from engine.perf.encode import sample_sentences
+
+    corpus = read_corpus(f"wsd:{shared_data / 'wsd_eval/semeval2007'}")
+    sentences, spans = sample_sentences(corpus, 12, seed=1)
+    encoder.batch_tokens = 256
+    vectors, ok, stats = encoder.encode(sentences, spans)
+    assert ok.all() and stats.batches > 1 and stats.padded_tokens >= stats.subword_tokens
+    np.testing.assert_allclose(vectors, one_sentence_at_a_time(encoder, sentences, spans), atol=5e-5)
+
+
+def test_length_batches_sorted_and_bounded():
+    lengths = np.array([5, 30, 7, 6, 100, 8])
+    batches = _length_batches(lengths, batch_tokens=24, max_batch=3)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(6))
+    flat = np.concatenate(batches)
+    assert (np.diff(lengths[flat]) >= 0).all()  # sorted by length
+    for b in batches:
+        assert len(b) <= 3 and (len(b) == 1 or len(b) * lengths[b].max() <= 24)
+
+
+def test_truncation_is_counted(encoder):
+    words = ["word"] * 40
+    saved = encoder.max_length
+    encoder.max_length = 16  # 14 words fit besides [CLS] and [SEP]
+    try:
+        with pytest.warns(UserWarning, match="1 sentences longer than 16"):
+            vectors, ok, stats = encoder.encode([words, ["short", "one"]], [[(0, 1), (12, 3), (30, 1)], [(1, 1)]])
+    finally:
+        encoder.max_length = saved
+    assert ok.tolist() == [True, False, False, True]
+    assert stats.truncated_sentences == 1 and stats.lost_targets == {"past the model's length limit": 2}
+    assert not vectors[1].any() and not vectors[2].any()
+
+
+def test_span_outside_sentence_is_an_error(encoder):
+    with pytest.raises(LexprobeError, match="outside sentence 0"):
+        encoder.encode([["a", "b"]], [[(1, 2)]])
+
+
+def test_unknown_model_and_pooling():
+    with pytest.raises(LexprobeError, match="no-such-model-xyz: cannot load"):
+        TokenEncoder("no-such-model-xyz")
+    with pytest.raises(LexprobeError, match="unknown pooling"):
+        TokenEncoder("minilm", pooling="max")
