@@ -233,8 +233,9 @@ def random_scores(n_targets: np.ndarray, n_patterns: np.ndarray, vocab_size: int
     V = float(vocab_size)
     j = np.arange(1, cutoff + 2, dtype=float)[None, :]
     # P(one query's best target rank >= j) = C(V-j+1, t) / C(V, t)
-    log_surv = gammaln(V - j + 2) - gammaln(V - j + 2 - t) - gammaln(V + 1) + gammaln(V + 1 - t)
-    surv = np.where(V - j + 1 >= t, np.exp(log_surv), 0.0) ** P  # best over the patterns
+    valid = V - j + 1 >= t
+    log_surv = gammaln(V - j + 2) - gammaln(np.where(valid, V - j + 2 - t, 1.0)) - gammaln(V + 1) + gammaln(V + 1 - t)
+    surv = np.where(valid, np.exp(log_surv), 0.0) ** P  # best over the patterns
     rr = ((surv[:, :-1] - surv[:, 1:]) / j[:, :-1]).sum(1)
     out = {"rr": rr}
     for i in at:
