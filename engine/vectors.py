@@ -73,6 +73,17 @@ def _check_finite(path: Path, matrix: np.ndarray, first_line: int, unit: str = "
     if bad.any():
         row = int(np.argmax(bad))
         raise InputError(path, f"{unit} has a NaN or infinite value", first_line + row)
+    row = first_overflowing_row(matrix)
+    if row is not None:
+        raise InputError(path, f"{unit} has values so large that the vector's length overflows float32",
+                         first_line + row)
+
+
+def first_overflowing_row(matrix: np.ndarray) -> int | None:
+    """The first row whose float32 squared length is infinite (it could not be normalised), or None."""
+    with np.errstate(over="ignore"):
+        bad = ~np.isfinite(np.einsum("ij,ij->i", matrix, matrix))
+    return int(np.argmax(bad)) if bad.any() else None
 
 
 def _text_chunks(path: Path, has_header: bool) -> Iterator[Chunk]:

@@ -18,7 +18,7 @@ from . import index as vindex
 from .errors import LexprobeError
 from .progress import bar
 from .store import DEFAULT_SHARD_ROWS, Store, StoreWriter, open_index, vector_array, vector_type, write_lock
-from .vectors import read_vectors
+from .vectors import first_overflowing_row, read_vectors
 
 KIND = "words"
 FAISS_FILE = "faiss.index"
@@ -187,8 +187,8 @@ def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray
         if matrix.ndim != 2 or matrix.shape != (len(words), current.dim):
             raise LexprobeError(f"vectors have shape {matrix.shape}, index {name!r} needs ({len(words)}, "
                                 f"{current.dim})")
-        if not np.isfinite(matrix).all():
-            raise LexprobeError("vectors to insert contain NaN or infinite values")
+        if not np.isfinite(matrix).all() or first_overflowing_row(matrix) is not None:
+            raise LexprobeError("vectors to insert contain NaN or infinite values, or lengths that overflow float32")
         existing = [w for w in words if w in current.word_to_id]
         if existing and not replace:
             raise LexprobeError(f"index {name!r} already has {', '.join(map(repr, existing[:5]))}"

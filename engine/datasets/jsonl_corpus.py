@@ -55,6 +55,8 @@ def read_jsonl_corpus(path: Path) -> Corpus:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise InputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", number) from None
+                except RecursionError:
+                    raise InputError(path, "JSON nested too deeply", number) from None
                 if not isinstance(obj, dict):
                     raise InputError(path, "each line must be a JSON object", number)
                 if "words" in obj:

@@ -336,7 +336,7 @@ def read_jsonl(path: str | Path) -> list[Entry]:
             try:
                 row = json.loads(line)
                 entry = Entry(**row)
-            except (json.JSONDecodeError, TypeError) as exc:
+            except (json.JSONDecodeError, TypeError, RecursionError) as exc:  # RecursionError: absurd nesting
                 raise InputError(path, f"not a WNLaMPro entry: {str(exc).splitlines()[0]}", n) from None
             if entry.relation not in RELATIONS:
                 raise InputError(path, f"unknown relation {entry.relation!r} (known: {', '.join(RELATIONS)})", n)
@@ -351,4 +351,7 @@ def read_dataset(path: str | Path) -> list[Entry]:
         path = path / DATASET_FILE
     if not path.is_file():
         raise LexprobeError(f"{path}: no such WNLaMPro file (build one with 'lexprobe data build-wnlampro')")
-    return read_jsonl(path) if path.suffix == ".jsonl" else read_authors_txt(path)
+    try:
+        return read_jsonl(path) if path.suffix == ".jsonl" else read_authors_txt(path)
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
