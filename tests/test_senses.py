@@ -166,3 +166,88 @@ def test_bucket_report_writes_tables_curves_and_checks(tmp_path):
     assert (tmp_path / "queries.parquet").exists()
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["p_at_k-llt500_rge0.5.png",
                                                               "p_at_k-llt500_rlt0.5.png"]
+
+
+# ------------------------------------------------------------------ real data: SemCor subset, packaged MiniLM
+
+SEMCOR_SENTENCES = 800
+
+
+@pytest.fixture(scope="module")
+def semcor_run(tmp_path_factory, shared_data, cli):
+    """'bench senses' on the first 800 SemCor sentences ranked against themselves (each query left out),
+    MiniLM's last layer; lemma-frequency edge 50 so that a subset this small fills both l intervals."""
+    home = tmp_path_factory.mktemp("senses_home")
+    out = tmp_path_factory.mktemp("senses_run")
+    spec = f"wsd:{shared_data / 'semcor3.0'}"
+    args = ("--home", home, "bench", "senses", "--database", spec, "--queries", spec, "--model", "minilm",
+            "--database-sentences", SEMCOR_SENTENCES, "--query-sentences", SEMCOR_SENTENCES,
+            "--lemma-edges", "50", "--out", out, "--record", "")
+    first = cli(*args)
+    assert first.code == 0, first
+    return home, out, first, cli(*args)
+
+
+def test_semcor_subset_cells_beat_their_random_baseline(semcor_run):
+    import json
+
+    import pyarrow.parquet as pq
+
+    home, out, result, _ = semcor_run
+    summary = json.loads((out / "summary.json").read_text())
+    cells = [c for c in summary["cells"] if c["queries"] and c["cell"] != "all"]
+    assert len(cells) == 4, cells  # every cell of l<50 / l>=50 x r<0.25 / r>=0.25 has queries
+    for c in cells:
+        assert c["p_at_k_mean"] > c["random_p_at_k_mean"] and c["map"] > c["random_map"], c
+    assert summary["checks"]["minilm"]["every_cell_beats_random"]
+    queries = pq.read_table(out / "queries.parquet")
+    assert min(queries.column("sense_count").to_pylist()) >= 5  # min sense count, the query left out
+    n, r = (np.asarray(queries.column(c).to_pylist()) for c in ("n_candidates", "n_relevant"))
+    assert np.allclose(np.asarray(queries.column("sense_ratio").to_pylist()), r / n)  # same-lemma candidates
+    assert "minilm P@k" in (out / "buckets.md").read_text() and len(list(out.glob("p_at_k-*.png"))) == 4
+    assert "every cell beats random: True" in result.out
+
+
+def test_bench_reuses_the_token_index(semcor_run):
+    import json
+
+    home, out, first, second = semcor_run
+    assert second.code == 0, second
+    meta = json.loads((out / "summary.json").read_text())["meta"]["runs"]["minilm"]
+    assert meta["built"] == [] and meta["database_index"] == meta["query_index"]
+    assert [p.name for p in home.iterdir() if not p.name.startswith(".")] == [meta["database_index"]]
+
+
+def test_query_senses_marks_targets_and_stays_in_the_lemma(semcor_run, cli):
+    import json
+
+    home, out, _, _ = semcor_run
+    name = json.loads((out / "summary.json").read_text())["meta"]["runs"]["minilm"]["database_index"]
+    r = cli("--home", home, "query", "senses", "--index", name, "--sentence", "The jury said that the vote was fair",
+            "--target", "said", "--lemma", "say", "-k", "5", "--format", "json")
+    assert r.code == 0, r
+    rows = json.loads(r.out)
+    assert len(rows) == 5 and all(row["lemma"] == "say" and "[[" in row["sentence"] for row in rows)
+    assert [row["score"] for row in rows] == sorted((row["score"] for row in rows), reverse=True)
+    table = cli("--home", home, "query", "senses", "--index", name, "--sentence", "The jury said it",
+                "--target", "said", "-k", "3")
+    assert table.code == 0 and "query: The jury [[said]] it" in table.out
+    assert "no instance of lemma 'said'" in table.err  # unknown lemma: ranks everything, says so
+
+
+def test_bad_input_is_one_line_error(semcor_run, cli, shared_data):
+    home, out, _, _ = semcor_run
+    spec = f"wsd:{shared_data / 'semcor3.0'}"
+    cases = [
+        ("query", "senses", "--index", "nosuchindex", "--sentence", "a b", "--target", "a"),
+        ("bench", "senses", "--database", spec, "--queries", spec, "--ratio-edges", "0.5,0.25"),
+        ("bench", "senses", "--database", spec, "--queries", spec, "--model", "/no/such/model",
+         "--database-sentences", "5", "--query-sentences", "5"),
+        ("bench", "senses", "--database", "wsd:/no/such/folder", "--queries", spec),
+    ]
+    for args in cases:
+        r = cli("--home", home, *args)
+        assert r.code == 2 and r.err.startswith("error: ") and r.err.strip().count("\n") == 0, (args, r)
+    name = next(p.name for p in home.iterdir() if not p.name.startswith("."))
+    r = cli("--home", home, "query", "senses", "--index", name, "--sentence", "a b", "--target", "c")
+    assert r.code == 2 and "does not occur" in r.err
