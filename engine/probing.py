@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .errors import LexprobeError
-from .patterns import BLANK, fill_parts, patterns_for
+from .patterns import BLANK, RELATIONS, fill_parts, patterns_for
 from .progress import bar
 
 STRATEGIES = ("original", "ota", "first", "last", "avg")
@@ -213,10 +213,13 @@ def entry_scores(query_entry: np.ndarray, ranks: np.ndarray, tops: np.ndarray, t
     rank = np.full(n_entries, np.iinfo(np.int64).max)
     np.minimum.at(rank, query_entry, ranks)
     out = {"rank": rank, "rr": np.where(rank <= cutoff, 1.0 / rank, 0.0)}
+    padded = np.full((n_entries, max(len(t) for t in target_ids)), -1, np.int64)
+    for n, t in enumerate(target_ids):
+        padded[n, :len(t)] = t
+    is_target = (tops[:, :, None] == padded[query_entry][:, None, :]).any(2)  # (Q, top)
     for i in at:
-        hits = np.array([np.isin(tops[q, :i], target_ids[query_entry[q]]).sum() / i for q in range(len(ranks))])
         p = np.zeros(n_entries)
-        np.maximum.at(p, query_entry, hits)
+        np.maximum.at(p, query_entry, is_target[:, :i].sum(1) / i)
         out[f"p@{i}"] = p
     return out
 
@@ -314,15 +317,13 @@ def aggregate(rows: Sequence[dict], by: Sequence[str] = ("strategy", "relation",
         groups.setdefault(tuple(r[b] for b in by), []).append(r)
         if "bucket" in by:
             groups.setdefault(tuple("all" if b == "bucket" else r[b] for b in by), []).append(r)
-    order = {b: i for i, b in enumerate(BUCKETS + ("all",))}
+    order = {v: i for i, v in enumerate(STRATEGIES + RELATIONS + BUCKETS + ("all",))}
     out = []
-    for key in sorted(groups, key=lambda k: tuple(order.get(x, 0) if isinstance(x, str) and x in order
-                                                  else str(x) for x in k)):
+    for key in sorted(groups, key=lambda k: [order.get(x, len(order)) for x in k]):
         sel = groups[key]
-        row = dict(zip(by, key))
-        row["n"] = len(sel)
-        for m in ("rr", *(f"p@{i}" for i in PRECISION_AT), "random_rr"):
-            row[("mrr" if m == "rr" else "random_mrr" if m == "random_rr" else m)] = float(np.mean([r[m] for r in sel]))
+        row = {**dict(zip(by, key)), "n": len(sel), "mrr": float(np.mean([r["rr"] for r in sel]))}
+        row.update({f"p@{i}": float(np.mean([r[f"p@{i}"] for r in sel])) for i in PRECISION_AT})
+        row["random_mrr"] = float(np.mean([r["random_rr"] for r in sel]))
         out.append(row)
     return out
 
