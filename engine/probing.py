@@ -227,24 +227,24 @@ def entry_scores(query_entry: np.ndarray, ranks: np.ndarray, tops: np.ndarray, t
 def random_scores(n_targets: np.ndarray, n_patterns: np.ndarray, vocab_size: int, *, cutoff: int = DEFAULT_CUTOFF,
                   at: Sequence[int] = PRECISION_AT) -> dict:
     """Expected RR and P@i per entry when each of its ``n_patterns`` queries gets an independent uniformly random
-    ranking of ``vocab_size`` tokens and ``n_targets`` of them are targets."""
-    from scipy.special import gammaln
-    from scipy.stats import hypergeom
+    ranking of ``vocab_size`` tokens and ``n_targets`` of them are targets (exact; computed once per target count)."""
+    from math import comb
 
-    t = np.asarray(n_targets, float)[:, None]
-    P = np.asarray(n_patterns, float)[:, None]
-    V = float(vocab_size)
-    j = np.arange(1, cutoff + 2, dtype=float)[None, :]
-    # P(one query's best target rank >= j) = C(V-j+1, t) / C(V, t)
-    valid = V - j + 1 >= t
-    log_surv = gammaln(V - j + 2) - gammaln(np.where(valid, V - j + 2 - t, 1.0)) - gammaln(V + 1) + gammaln(V + 1 - t)
-    surv = np.where(valid, np.exp(log_surv), 0.0) ** P  # best over the patterns
-    rr = ((surv[:, :-1] - surv[:, 1:]) / j[:, :-1]).sum(1)
-    out = {"rr": rr}
-    for i in at:
-        m = np.arange(0, i + 1)[None, :]
-        cdf = hypergeom.cdf(m, vocab_size, np.asarray(n_targets)[:, None], i)  # P(hits <= m), one query
-        out[f"p@{i}"] = (1 - cdf[:, :-1] ** P).sum(1) / i  # E[max hits] = sum_m P(max > m)
+    n_targets, n_patterns = np.asarray(n_targets), np.asarray(n_patterns, float)
+    V = vocab_size
+    j = np.arange(1, cutoff + 2)
+    out = {"rr": np.zeros(len(n_targets)), **{f"p@{i}": np.zeros(len(n_targets)) for i in at}}
+    for t in np.unique(n_targets):
+        rows = n_targets == t
+        P = n_patterns[rows][:, None]
+        # P(a query's best target rank >= j) = C(V-j+1, t) / C(V, t), then best over the patterns
+        surv = np.array([comb(V - jj + 1, int(t)) / comb(V, int(t)) if V - jj + 1 >= t else 0.0 for jj in j])
+        best = surv[None, :] ** P
+        out["rr"][rows] = ((best[:, :-1] - best[:, 1:]) / j[None, :-1]).sum(1)
+        for i in at:  # hits in the top i: hypergeometric; E[max over patterns] = sum_m P(max > m)
+            pmf = np.array([comb(int(t), m) * comb(V - int(t), i - m) / comb(V, i) for m in range(i + 1)])
+            cdf = np.cumsum(pmf)[None, :-1]
+            out[f"p@{i}"][rows] = (1 - cdf ** P).sum(1) / i
     return out
 
 
