@@ -31,6 +31,8 @@ from .models import DEFAULT_ENCODER, load_encoder, resolve_model
 from .progress import bar
 
 POOLINGS = ("mean", "first", "last")
+LOST_PAST_LIMIT = "past the model's length limit"
+LOST_NO_SUBWORDS = "no subword tokens"
 DEFAULT_BATCH_TOKENS = 2048
 DEFAULT_MAX_BATCH = 256
 _BIG = np.int64(1 << 32)  # key = sentence * _BIG + word index, for vectorised span lookup
@@ -149,7 +151,8 @@ class TokenEncoder:
                              truncation=True, max_length=self.max_length)
         ids = enc["input_ids"]
         word_ids = [np.array([-1 if w is None else w for w in e.word_ids], dtype=np.int64) for e in enc.encodings]
-        truncated = sum(1 for s, w in zip(sentences, word_ids) if len(s) and (w.max(initial=-1) < len(s) - 1))
+        truncated = sum(1 for s, i, w in zip(sentences, ids, word_ids)
+                        if len(i) >= self.max_length and w.max(initial=-1) < len(s) - 1)
         return ids, word_ids, truncated
 
     def encode(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[tuple[int, int]]], *,
@@ -199,7 +202,7 @@ class TokenEncoder:
         # a target cut in two by truncation is lost too: its last word has no subwords kept
         cut_inside = found & (last_word >= kept_words[t_sent])
         lost_cut = int((past_cut | cut_inside).sum())
-        lost = {"past the model's length limit": lost_cut, "no subword tokens": int((~found & ~past_cut).sum())}
+        lost = {LOST_PAST_LIMIT: lost_cut, LOST_NO_SUBWORDS: int((~found & ~past_cut).sum())}
         found &= ~cut_inside
         stats.lost_targets = {k: v for k, v in lost.items() if v}
         if stats.truncated_sentences:

@@ -82,6 +82,8 @@ def encode_corpus(encoder: TokenEncoder, corpus: Corpus, *, desc: str = "encode"
     # encoder output is in (sentence slot, span) order; map back to target table order
     starts = np.cumsum([0] + [len(s) for s in spans])[:-1]
     back = np.array([starts[a] + b for a, b in where], dtype=np.int64)
+    if (back == np.arange(len(back))).all():  # targets already in sentence order (the usual case): no copy
+        return vectors, ok, stats
     return vectors[back], ok[back], stats
 
 
@@ -104,8 +106,10 @@ def build_token_index(home: Path, name: str, model: str = DEFAULT_ENCODER, corpu
         for reason, n in stats.lost_targets.items():
             first = corpus.targets.column("instance_id")[int(np.flatnonzero(~ok)[0])].as_py()
             skipped.add(reason, first, n)
-        kept = corpus.targets.filter(pa.array(ok))
-        vectors = vectors[ok]
+        if not ok.all():
+            kept, vectors = corpus.targets.filter(pa.array(ok)), vectors[ok]
+        else:
+            kept = corpus.targets
         if not len(kept):
             raise LexprobeError(f"{corpus_spec}: no target could be embedded ({skipped.summary()})")
         ids = np.arange(len(kept), dtype=np.int64)

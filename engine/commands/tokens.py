@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from .. import index as vindex
@@ -48,18 +50,22 @@ def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, thre
     once beside the shards. Skipped inputs (keys without instances, spans outside a sentence, targets past
     the model's length limit) are counted and printed.
     """
-    from ..encode import parse_layers
+    from ..encode import LOST_PAST_LIMIT, parse_layers
     from ..tokens import build_token_index
 
-    s = build_token_index(obj.home, name, model, corpus_spec, layers=parse_layers(layer, layers), pooling=pooling,
-                          batch_tokens=batch_tokens, max_sentences=max_sentences, threads=threads,
-                          params=vindex.IndexParams(index_type=index_type), shard_rows=shard_rows, seed=seed)
+    with warnings.catch_warnings():  # the truncation warning is printed below as one plain line
+        warnings.simplefilter("ignore", UserWarning)
+        s = build_token_index(obj.home, name, model, corpus_spec, layers=parse_layers(layer, layers),
+                              pooling=pooling, batch_tokens=batch_tokens, max_sentences=max_sentences,
+                              threads=threads, params=vindex.IndexParams(index_type=index_type),
+                              shard_rows=shard_rows, seed=seed)
     e = s["encode"]
     click.echo(f"built {s['name']}: {s['targets']} targets of {s['sentences']} sentences ({s['corpus']}), "
                f"{model} layers {s['layers']} {s['pooling']}-pooled, dim {s['dim']}; {e.subword_tokens} subword "
                f"tokens at {e.tokens_per_s:.0f} tokens/s; {s['seconds']} s in all")
     if e.truncated_sentences:
-        click.echo(f"truncated: {e.truncated_sentences} sentences longer than the model's limit")
+        click.echo(f"warning: {e.truncated_sentences} sentences longer than the model's limit were truncated; "
+                   f"{e.lost_targets.get(LOST_PAST_LIMIT, 0)} targets past the cut were skipped")
     if s["skipped"].counts:
         click.echo(f"skipped: {s['skipped'].summary()}")
 
