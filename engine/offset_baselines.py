@@ -92,6 +92,15 @@ def random_sets(kind: str, relations: Sequence[PairSet], pool: np.ndarray, rng: 
     return out
 
 
+def possible_kinds(relations: Sequence[PairSet]) -> list[str]:
+    """The kinds that can be built: mismatched-within needs every broad type to hold 2 relations or more,
+    mismatched-across 2 broad types or more (a dataset given as one category folder has neither)."""
+    counts = np.unique([r.category for r in relations], return_counts=True)[1]
+    impossible = {"mismatched-within"} if counts.min() < 2 else set()
+    impossible |= {"mismatched-across"} if len(counts) < 2 else set()
+    return [k for k in KINDS if k not in impossible]
+
+
 def baseline_sets(kind: str, relations: Sequence[PairSet], pool: np.ndarray, *, seed: int,
                   replicate: int) -> list[PairSet]:
     """Replicate ``replicate`` of baseline ``kind``: one set per relation, seeded by (seed, kind, replicate)."""
@@ -182,7 +191,8 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
     index = open_offsets(home, words_name, dataset, offsets_name)
     stored = index.select(kind=SHUFFLED)
     raw = words.raw
-    progress = bar(total=len(relations) * (1 + len(KINDS) * replicates), desc="offset sets", unit="set")
+    kinds = possible_kinds(relations)
+    progress = bar(total=len(relations) * (1 + len(kinds) * replicates), desc="offset sets", unit="set")
     results, similarities = [], {}
     for rel in relations:
         mask = (true_rows.relation == rel.relation) & (true_rows.start_id != true_rows.end_id)
@@ -197,7 +207,7 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
     earlier = index.select(kind=list(KINDS))
     kinds_stored = set(zip(earlier.kind.tolist(), earlier.seed.tolist(), earlier.replicate.tolist()))
     to_store = []
-    for kind in KINDS:
+    for kind in kinds:
         for rep in range(replicates):
             sets = baseline_sets(kind, relations, pool, seed=seed, replicate=rep)
             for ps in sets:
@@ -213,7 +223,8 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
     by_category, by_relation = summarise(results, [r.relation for r in relations])
     summary = {"words": words_name, "dataset": dataset, "offsets_index": offsets_name, "shuffles": n_shuffles,
                "replicates": replicates, "seed": seed, "pool_size": int(len(pool)), "relations": len(relations),
-               "skipped_relations": skipped, "rows_appended": appended, "table1": by_category}
+               "skipped_relations": skipped, "skipped_kinds": [k for k in KINDS if k not in kinds],
+               "rows_appended": appended, "table1": by_category}
     if out is not None:
         run = RunDir(out)
         run.write_table("table1", by_category)

@@ -8,7 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.errors import LexprobeError
-from engine.offset_baselines import KINDS, PairSet, baseline_sets, random_pool, summarise
+from engine.offset_baselines import KINDS, baseline_sets, possible_kinds, random_pool, run_table1, summarise
+from engine.offsets import PairSet
 
 OFFSETS = "glove-bats-offsets-t4"  # not the default name: other tests share the session's glove_home
 
@@ -65,6 +66,13 @@ def test_random_sets_are_seeded():
         c = baseline_sets(kind, rels, pool, seed=5, replicate=1)
         assert all((x.start_ids == y.start_ids).all() and (x.end_ids == y.end_ids).all() for x, y in zip(a, b))
         assert any((x.start_ids != z.start_ids).any() or (x.end_ids != z.end_ids).any() for x, z in zip(a, c))
+
+
+def test_mismatched_kinds_need_several_relations_and_broad_types():
+    rels = _relations()
+    assert possible_kinds(rels) == list(KINDS)
+    assert possible_kinds(rels[:3]) == [k for k in KINDS if k != "mismatched-across"]
+    assert possible_kinds(rels[:4]) == [k for k in KINDS if k != "mismatched-within"]
 
 
 def test_small_pool_and_unknown_kind_are_errors():
@@ -151,7 +159,6 @@ def test_shuffles_are_stored_in_the_offsets_index_and_queried(table1, glove_home
 
 def test_rerun_with_the_same_seed_gives_the_same_table_and_stores_nothing_new(table1, glove_home):
     from engine.offset_index import OffsetIndex
-    from engine.offset_baselines import run_table1
 
     out, args = table1
     before = OffsetIndex.open(glove_home, OFFSETS).store.count
@@ -172,3 +179,22 @@ def test_bench_offsets_bad_dataset_is_one_line_error(cli, glove_home, tmp_path):
     r = cli("--home", glove_home, "bench", "offsets", "--words", "glove", "--dataset", f"bats:{tmp_path / 'none'}",
             "--offsets", "t4-missing", "--out", tmp_path / "run", "--record", tmp_path / "b.md")
     assert r.code == 2 and "none" in r.err and r.err.strip().count("\n") == 0
+
+
+def test_bench_offsets_refuses_an_index_of_another_kind_or_dataset(cli, glove_home, shared_data, tmp_path, table1):
+    common = ["--home", glove_home, "bench", "offsets", "--words", "glove", "--out", tmp_path / "run",
+              "--record", tmp_path / "b.md"]
+    r = cli(*common, "--dataset", f"bats:{shared_data / 'BATS_3.0'}", "--offsets", "glove")
+    assert r.code == 2 and "not an offsets index" in r.err
+    r = cli(*common, "--dataset", f"bats:{shared_data / 'BATS_3.0' / '1_Inflectional_morphology'}",
+            "--offsets", OFFSETS)
+    assert r.code == 2 and "choose another --offsets" in r.err and not (tmp_path / "run").exists()
+
+
+def test_one_category_folder_runs_without_the_impossible_mismatched_kind(glove_home, shared_data, tmp_path):
+    folder = shared_data / "BATS_3.0" / "2_Derivational_morphology"
+    s = run_table1(glove_home, "glove", f"bats:{folder}", offsets_name="glove-bats-d-t4", n_shuffles=5,
+                   replicates=1, seed=1, out=tmp_path)
+    assert s["relations"] == 10 and s["skipped_kinds"] == ["mismatched-across"]
+    assert {r["set"] for r in s["table1"]} == {"bats", *KINDS} - {"mismatched-across"}
+    assert (tmp_path / "table1.parquet").exists()

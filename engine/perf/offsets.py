@@ -53,7 +53,8 @@ def run_offsets_bench(home: Path, words_name: str, dataset: str, *, offsets_name
     t_table, summary = timed(lambda: run_table1(home, words_name, dataset, offsets_name=offsets_name,
                                                 n_shuffles=n_shuffles, replicates=replicates, seed=seed,
                                                 pool_size=pool_size, out=out))
-    n_sets = summary["relations"] * (1 + 6 * replicates)
+    n_kinds = 6 - len(summary["skipped_kinds"])
+    n_sets = summary["relations"] * (1 + n_kinds * replicates)
     words = WordIndex.open(home, words_name)
     sample = relation_sets(OffsetIndex.open(home, offsets_name).select(kind="true"))[:loop_sample]
     perms = [shuffles(r.start_ids, r.end_ids, n_shuffles, shuffle_rng(seed, r.relation)) for r in sample]
@@ -71,7 +72,7 @@ def run_offsets_bench(home: Path, words_name: str, dataset: str, *, offsets_name
          "seconds": t_loop, "sets_per_s": loop_rate},
     ]
     notes = [f"words {words_name}, {dataset}: {summary['relations']} relations, {n_shuffles} shuffles per set, "
-             f"6 random-set kinds x {replicates} replicates, pool {summary['pool_size']} words, seed {seed}",
+             f"{n_kinds} random-set kinds x {replicates} replicates, pool {summary['pool_size']} words, seed {seed}",
              f"speed-up on the sample (same shuffles): **{vec_rate / loop_rate:.0f}x** sets/s; the baseline would "
              f"need about {n_sets / loop_rate / 60:.0f} min for the whole table, lexprobe took {t_table:.0f} s",
              f"largest OCS/PCS difference baseline vs lexprobe on the sample: {gap:.1e}",
