@@ -135,15 +135,18 @@ def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if len(values) else float("nan")
 
 
-def open_offsets(home, words_name: str, dataset: str, offsets_name: str):
-    """The offsets index ``offsets_name`` of ``dataset`` over words index ``words_name``, built if missing."""
+def open_offsets(home, words: WordIndex, dataset: str, offsets_name: str) -> OffsetIndex:
+    """The offsets index ``offsets_name`` of ``dataset`` over ``words`` (this version of it), built if missing."""
     if not (home / offsets_name / MANIFEST).exists():
-        build_offset_index(home, offsets_name, words_name, dataset)
+        build_offset_index(home, offsets_name, words.name, dataset)
     index = OffsetIndex.open(home, offsets_name)
     meta = index.store.meta
-    if meta.get("words_index") != words_name or meta.get("dataset") != dataset:
+    if meta.get("words_index") != words.name or meta.get("dataset") != dataset:
         raise LexprobeError(f"{index.store.path}: offsets index {offsets_name!r} holds {meta.get('dataset')} over "
-                            f"{meta.get('words_index')!r}, not {dataset} over {words_name!r} (choose another --offsets)")
+                            f"{meta.get('words_index')!r}, not {dataset} over {words.name!r} (choose another --offsets)")
+    if meta.get("words_version") != words.store.manifest["version_id"]:
+        raise LexprobeError(f"{index.store.path}: offsets index {offsets_name!r} was built from an older version of "
+                            f"words index {words.name!r} (rebuild it with 'lexprobe index offsets' or remove it)")
     return index
 
 
@@ -181,14 +184,14 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
     Returns the summary (also ``summary.json``) with the tables as lists of rows.
     """
     words = WordIndex.open(home, words_name)
-    index = open_offsets(home, words_name, dataset, offsets_name)
+    index = open_offsets(home, words, dataset, offsets_name)
     true_rows = index.select(kind="true")
     relations = [r for r in relation_sets(true_rows) if len(r) >= 3]
     skipped = sorted(set(true_rows.relation.tolist()) - {r.relation for r in relations})
     if not relations:
         raise LexprobeError(f"{dataset}: no relation has 3 or more pairs in words index {words_name!r}")
     appended = store_shuffles(home, offsets_name, words, relations, n_shuffles, seed)
-    index = open_offsets(home, words_name, dataset, offsets_name)
+    index = open_offsets(home, words, dataset, offsets_name)
     stored = index.select(kind=SHUFFLED)
     raw = words.raw
     kinds = possible_kinds(relations)

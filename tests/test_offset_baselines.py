@@ -198,3 +198,14 @@ def test_one_category_folder_runs_without_the_impossible_mismatched_kind(glove_h
     assert s["relations"] == 10 and s["skipped_kinds"] == ["mismatched-across"]
     assert {r["set"] for r in s["table1"]} == {"bats", *KINDS} - {"mismatched-across"}
     assert (tmp_path / "table1.parquet").exists()
+
+
+def test_offsets_index_of_an_older_words_version_is_refused(home, shared_data, tmp_path):
+    from engine.words import build_word_index, insert_words
+
+    build_word_index(home, "small", "glove-6b-50d", limit=30000)
+    dataset = f"bats:{shared_data / 'BATS_3.0' / '1_Inflectional_morphology'}"
+    run_table1(home, "small", dataset, offsets_name="small-offsets", n_shuffles=3, replicates=1, seed=0)
+    insert_words(home, "small", ["qqnewword"], np.ones((1, 50), np.float32), origin="test", settings={})
+    with pytest.raises(LexprobeError, match="older version"):
+        run_table1(home, "small", dataset, offsets_name="small-offsets", n_shuffles=3, replicates=1, seed=0)
