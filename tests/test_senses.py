@@ -230,9 +230,15 @@ def test_query_senses_marks_targets_and_stays_in_the_lemma(semcor_run, cli):
     assert len(rows) == 5 and all(row["lemma"] == "say" and "[[" in row["sentence"] for row in rows)
     assert [row["score"] for row in rows] == sorted((row["score"] for row in rows), reverse=True)
     table = cli("--home", home, "query", "senses", "--index", name, "--sentence", "The jury said it",
-                "--target", "said", "-k", "3")
+                "--target", "said", "-k", "3", "--definitions")
     assert table.code == 0 and "query: The jury [[said]] it" in table.out
-    assert "no instance of lemma 'said'" in table.err  # unknown lemma: ranks everything, says so
+    lines = table.out.splitlines()
+    assert "definition" in lines[1] and all(" say " in line for line in lines[3:6])  # WordNet base form
+    assert "express in words" in table.out  # say%2:32:00::, the commonest sense of 'say'
+    unknown = cli("--home", home, "query", "senses", "--index", name, "--sentence", "The jury xyzzy it",
+                  "--target", "xyzzy", "-k", "3", "--format", "csv")
+    assert unknown.code == 0 and len(unknown.out.splitlines()) == 4
+    assert "no instance of lemma 'xyzzy'" in unknown.err  # unknown lemma: ranks everything, says so
 
 
 def test_bad_input_is_one_line_error(semcor_run, cli, shared_data):

@@ -40,6 +40,27 @@ def find_target(words: list[str], target: str, occurrence: int = 1) -> tuple[int
     return hits[occurrence - 1], len(want)
 
 
+def target_lemma(home: Path, lemmas, target: str) -> str | None:
+    """The index lemma of a target: the lowercased words joined by '_' when the index has that lemma, else
+    the WordNet base form (morphy, any POS) the index has most instances of; None when neither exists."""
+    import numpy as np
+
+    plain = "_".join(target.lower().split())
+    known, counts = np.unique(lemmas, return_counts=True)
+    count = dict(zip(known.tolist(), counts.tolist()))
+    if plain in count:
+        return plain
+    try:
+        from ..wordnet import load_wordnet
+
+        wordnet = load_wordnet(home)
+    except LexprobeError:  # no WordNet here: no base forms
+        return None
+    forms = {f for pos in "nvar" for f in wordnet._morphy(plain, pos)}
+    forms = [f for f in forms if f in count]
+    return max(forms, key=lambda f: (count[f], f)) if forms else None
+
+
 @query_group.command("senses")
 @click.option("--index", "name", required=True, help="A token index (built by 'lexprobe index tokens').")
 @click.option("--sentence", required=True, help="The query sentence; words are separated by spaces.")
@@ -47,12 +68,16 @@ def find_target(words: list[str], target: str, occurrence: int = 1) -> tuple[int
 @click.option("--occurrence", type=int, default=1, show_default=True,
               help="Which occurrence of the target in the sentence, when it occurs more than once.")
 @click.option("--lemma", help="Rank only the index's instances of this lemma (default: the lowercased target, "
-                              "with '_' between words, when the index has it; otherwise every instance).")
+                              "with '_' between words, or its WordNet base form, when the index has it; "
+                              "otherwise every instance).")
 @click.option("--all-lemmas", is_flag=True, help="Rank every instance of the index, whatever its lemma.")
 @click.option("-k", "k", type=int, default=10, show_default=True, help="Number of results.")
+@click.option("--definitions", is_flag=True,
+              help="Add each result's WordNet definition (sense labels WordNet cannot resolve, such as SNACS "
+                   "supersenses, get none and are counted).")
 @format_option
 @click.pass_obj
-def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, fmt) -> None:
+def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, definitions, fmt) -> None:
     """Embed TARGET in SENTENCE with the index's model, layers and pooling, and list the index's instances
     most similar to it (cosine). Rows: rank, score, sense, lemma, pos, the instance's sentence with its target
     marked [[...]] and its instance id."""
@@ -67,15 +92,15 @@ def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_le
     words = sentence.split()
     position, length = find_target(words, target, occurrence)
     lemmas = index.table.column("lemma").to_numpy(zero_copy_only=False)
-    wanted = lemma or "_".join(target.lower().split())
     restrict = None
     if not all_lemmas:
-        restrict = np.flatnonzero(lemmas == wanted)
+        wanted = lemma or target_lemma(obj.home, lemmas, target)
+        restrict = np.flatnonzero(lemmas == wanted) if wanted else np.zeros(0, np.int64)
         if not len(restrict):
             if lemma:
                 raise LexprobeError(f"index {name!r} has no instance of lemma {lemma!r}")
-            click.echo(f"note: index {name!r} has no instance of lemma {wanted!r}; ranking all "
-                       f"{index.store.count} instances", err=True)
+            click.echo(f"note: index {name!r} has no instance of lemma {target!r} (nor of its WordNet base "
+                       f"forms); ranking all {index.store.count} instances", err=True)
             restrict = None
     query, _ = unit_rows(index.encode([words], [[(position, length)]]))
     scores, ids = index.vectors.search(query, k, restrict=restrict)
@@ -88,9 +113,33 @@ def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_le
                 scores[0][found], hits.column("sense").to_pylist(), hits.column("lemma").to_pylist(),
                 hits.column("pos").to_pylist(), texts, hits.column("position").to_pylist(),
                 hits.column("length").to_pylist(), hits.column("instance_id").to_pylist()))]
+    columns = ["rank", "score", "sense", "lemma", "pos", "sentence", "instance_id"]
+    if definitions:
+        unresolved = add_definitions(obj.home, rows)
+        columns.insert(3, "definition")
+        if unresolved:
+            click.echo(f"note: WordNet cannot resolve {unresolved} of the {len(rows)} sense labels; "
+                       "their definition is empty", err=True)
     if fmt == "table":
         click.echo(f"query: {mark(words, position, length)}")
-    click.echo(render(rows, fmt, ["rank", "score", "sense", "lemma", "pos", "sentence", "instance_id"]))
+    click.echo(render(rows, fmt, columns))
+
+
+def add_definitions(home: Path, rows: list[dict]) -> int:
+    """Set each row's ``definition`` from its WordNet sense key; returns how many keys did not resolve."""
+    from nltk.corpus.reader.wordnet import WordNetError
+
+    from ..wordnet import load_wordnet
+
+    wordnet = load_wordnet(home)
+    unresolved = 0
+    for row in rows:
+        try:
+            row["definition"] = wordnet.lemma_from_key(row["sense"]).synset().definition()
+        except (WordNetError, ValueError, AttributeError, TypeError):
+            row["definition"] = ""
+            unresolved += 1
+    return unresolved
 
 
 # ------------------------------------------------------------------------------------------------- bench
