@@ -73,7 +73,7 @@ def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, thre
 @bench_group.command("encode")
 @model_options
 @click.option("--corpus", "corpus_spec", default="wsd:../shared/data/semcor3.0", show_default=True, help=_CORPUS_HELP)
-@click.option("--sentences", "n_sentences", type=int, default=600, show_default=True,
+@click.option("--sentences", "n_sentences", type=int, default=400, show_default=True,
               help="Sentences sampled from the corpus for both methods.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sentence sample.")
 @click.option("--build-index", "build_name",

@@ -10,6 +10,7 @@ Optionally (``build_index``) times a whole token-index build of the corpus, end 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -56,7 +57,7 @@ def sample_sentences(corpus: Corpus, n: int, seed: int) -> tuple[list[list[str]]
 
 
 def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str = "mean", batch_tokens: int = 2048,
-                     threads: int | None = None, n_sentences: int = 600, seed: int = 0,
+                     threads: int | None = None, n_sentences: int = 400, seed: int = 0,
                      record_path: str | None = None, build_index: tuple[Path, str] | None = None) -> dict:
     corpus = read_corpus(corpus_spec)
     encoder = TokenEncoder(model, layers=layers, pooling=pooling, batch_tokens=batch_tokens, threads=threads)
@@ -83,7 +84,10 @@ def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str 
              f"speed-up: **{t_loop / t_batch:.1f}x** tokens/s (floor 2x)",
              f"model GFLOP/s = 2 x non-embedding parameters x real tokens / s (attention scores not counted): "
              f"**{gf_batch / yardstick:.0%}** of numpy's float32 matmul (aim: 50%)",
-             f"largest difference between the two methods' vectors: {diff:.2e}"]
+             f"largest difference between the two methods' vectors: {diff:.2e}",
+             "load average (1, 5, 15 min) at the end of the timed part: "
+             + ", ".join(f"{x:.1f}" for x in os.getloadavg()) + " (the machine is shared; a load above the core "
+             "count slows every row alike)"]
     result = {"speedup": t_loop / t_batch, "gflops": gf_batch, "numpy_gflops": yardstick, "max_diff": diff}
     if build_index is not None:
         from ..tokens import build_token_index
