@@ -168,9 +168,11 @@ def _codes(*columns: pa.ChunkedArray) -> list[np.ndarray]:
 
 
 def _lemma_keys(table: pa.Table, match_pos: bool) -> pa.ChunkedArray:
+    """The candidate key of every row: its lemma, or lemma and POS (a missing value counts as '')."""
+    lemma = pc.fill_null(table.column("lemma"), "")
     if not match_pos:
-        return table.column("lemma")
-    return pc.binary_join_element_wise(table.column("lemma"), table.column("pos"), "\t")
+        return lemma
+    return pc.binary_join_element_wise(lemma, pc.fill_null(table.column("pos"), ""), "\t")
 
 
 def rank_senses(database: Instances, queries: Instances, *, k_max: int = DEFAULT_K,

@@ -257,3 +257,16 @@ def test_bad_input_is_one_line_error(semcor_run, cli, shared_data):
     name = next(p.name for p in home.iterdir() if not p.name.startswith("."))
     r = cli("--home", home, "query", "senses", "--index", name, "--sentence", "a b", "--target", "c")
     assert r.code == 2 and "does not occur" in r.err
+
+
+def test_limit_queries_is_a_seeded_sample():
+    from engine.senses import rank_senses
+
+    database, queries = _toy_corpora()
+    a, skips = rank_senses(database, queries, k_max=5, min_sense_count=2, limit_queries=2, seed=7)
+    b, _ = rank_senses(database, queries, k_max=5, min_sense_count=2, limit_queries=2, seed=7)
+    assert len(a) == 2 and skips["not in the --limit-queries sample"] == 2
+    assert a.column("instance_id").to_pylist() == b.column("instance_id").to_pylist()
+    draws = {tuple(rank_senses(database, queries, k_max=5, min_sense_count=2, limit_queries=2, seed=s)[0]
+                   .column("instance_id").to_pylist()) for s in range(8)}
+    assert len(draws) > 1
