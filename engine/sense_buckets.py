@@ -143,15 +143,15 @@ def write_bucket_report(run: RunDir, runs: dict[str, pa.Table], labels: Sequence
     note = (f"P@k = mean over k = 1..{k_max} of the mean P@k of the cell's queries (the paper's Table-1 number); "
             "MAP = mean true average precision over the full candidate ranking.")
     run.write_text("buckets.md", markdown_table(wide) + "\n\n" + note + "\n")
-    plots = []
+    plots = {}
     for label in labels:
         curves = {name: all_curves[name][label]["p_at_k"] for name in names if label in all_curves[name]}
         if not curves:
             continue
         curves["random"] = all_curves[names[0]][label]["random_p_at_k"]
         slug = label.replace(", ", "_").replace("<=", "le").replace(">=", "ge").replace("<", "lt")
-        plots.append(line_plot(run.file(f"p_at_k-{slug}.png"), np.arange(1, k_max + 1), curves,
-                               title=f"P@k, {label}", xlabel="k", ylabel="precision at k").name)
+        plots[label] = line_plot(run.file(f"p_at_k-{slug}.png"), np.arange(1, k_max + 1), curves,
+                                 title=f"P@k, {label}", xlabel="k", ylabel="precision at k").name
     summary = {"meta": meta, "cells": cell_rows, "plots": plots, "checks": bucket_checks(cell_rows)}
     run.write_json("summary.json", summary)
     return summary

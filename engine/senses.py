@@ -243,3 +243,11 @@ def rank_senses(database: Instances, queries: Instances, *, k_max: int = DEFAULT
 def _list_column(matrix: np.ndarray) -> pa.FixedSizeListArray:
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
+
+
+def report_stage(run_dir, settings):
+    """The main job's ``senses`` section (``engine.pipeline`` names this function); see
+    :func:`engine.sense_runs.report_stage`."""
+    from .sense_runs import report_stage as stage
+
+    return stage(run_dir, settings)

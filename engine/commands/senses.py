@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
@@ -145,56 +144,6 @@ def add_definitions(home: Path, rows: list[dict]) -> int:
 # ------------------------------------------------------------------------------------------------- bench
 
 
-def _canonical_spec(spec: str) -> str:
-    """``KIND:PATH`` with the path made absolute, so the same corpus always gives the same spec."""
-    from ..datasets.corpus import parse_spec
-
-    kind, path = parse_spec(spec)
-    return f"{kind}:{path.resolve()}"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.-") or "x"
-
-
-def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] | None, pooling: str,
-                    max_sentences: int | None) -> tuple[str, bool]:
-    """The name of a token index of ``spec`` made with these settings: an existing one whose manifest says so,
-    else a new one built now. Returns (name, built)."""
-    from ..datasets.corpus import parse_spec
-    from ..store import list_indexes, read_manifest
-    from ..tokens import KIND, build_token_index
-
-    want = _canonical_spec(spec)
-    for path in list_indexes(home):
-        try:
-            meta = read_manifest(path / "manifest.json")
-        except Exception:  # a damaged index is not reused; 'index verify' reports it
-            continue
-        if meta.get("kind") != KIND:
-            continue
-        m = meta.get("meta", {})
-        try:
-            same_corpus = _canonical_spec(m.get("corpus", "")) == want
-        except LexprobeError:
-            continue
-        n_states = int(m.get("num_layers", 0)) + 1
-        asked = sorted({l % n_states for l in layers}) if layers else [n_states - 1]
-        if (same_corpus and m.get("model") == model and m.get("layers") == asked and m.get("pooling") == pooling
-                and m.get("max_sentences") == max_sentences):
-            return path.name, False
-    kind, corpus_path = parse_spec(spec)
-    stem = corpus_path.name.replace(".data.xml", "")
-    layer_part = "-".join(str(l) for l in layers) if layers else "last"
-    base = _slug(f"{stem}-{Path(model).name or model}-l{layer_part}-{pooling}"
-                 + (f"-s{max_sentences}" if max_sentences else ""))[:100]
-    name, n = base, 2
-    while (home / name).exists():
-        name, n = f"{base}-{n}", n + 1
-    build_token_index(home, name, model, want, layers=layers, pooling=pooling, max_sentences=max_sentences)
-    return name, True
-
-
 @bench_group.command("senses")
 @click.option("--database", "database_spec", required=True,
               help="The database corpus D as KIND:PATH (e.g. wsd:../shared/data/semcor3.0).")
@@ -235,58 +184,24 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
     P@k and recall@k (k = 1..K) and average precision; per cell of l x r, the mean over k of P@k (the paper's
     number) and MAP beside the exact random baseline. Token indexes are reused when one with the same corpus,
     model, layer and pooling exists under --home, else built."""
-    from ..results import RunDir
-    from ..sense_buckets import cell_labels, check_edges, write_bucket_report
-    from ..senses import Instances, rank_senses
-    from ..tokens import TokenIndex
+    from ..sense_runs import SenseRunOptions, run_senses
 
-    l_edges = _floats(lemma_edges, "--lemma-edges")
-    r_edges = _floats(ratio_edges, "--ratio-edges")
-    try:
-        check_edges("--lemma-edges", l_edges), check_edges("--ratio-edges", r_edges)
-    except ValueError as exc:
-        raise LexprobeError(str(exc)) from None
-    if k_max < 1 or min_sense_count < 1:
-        raise LexprobeError("-k and --min-sense-count must be at least 1")
-    same = _canonical_spec(database_spec) == _canonical_spec(queries_spec) and database_sentences == query_sentences
+    options = SenseRunOptions(pooling=pooling, k_max=k_max, min_sense_count=min_sense_count,
+                              lemma_edges=_floats(lemma_edges, "--lemma-edges"),
+                              ratio_edges=_floats(ratio_edges, "--ratio-edges"), match_pos=not any_pos,
+                              all_lemmas=all_lemmas, limit_queries=limit_queries,
+                              database_sentences=database_sentences, query_sentences=query_sentences, seed=seed)
     settings = [(m, (l,) if l is not None else None) for m in models for l in (layer_list or [None])]
-    runs, meta_runs, first_pair = {}, {}, None
-    for model, layers in settings:
-        label = _slug(f"{Path(model).name or model}" + (f"-l{layers[0]}" if layers else ""))
-        d_name, d_built = token_index_for(obj.home, database_spec, model, layers, pooling, database_sentences)
-        q_name, q_built = (d_name, False) if same else token_index_for(obj.home, queries_spec, model, layers,
-                                                                       pooling, query_sentences)
-        d_index = TokenIndex.open(obj.home, d_name)
-        q_index = d_index if same else TokenIndex.open(obj.home, q_name)
-        database = Instances(d_index.table, d_index.unit)
-        queries = database if same else Instances(q_index.table, q_index.unit)
-        table, skips = rank_senses(database, queries, k_max=k_max, min_sense_count=min_sense_count,
-                                   match_pos=not any_pos, all_lemmas=all_lemmas, same_corpus=same,
-                                   lemma_edges=l_edges, ratio_edges=r_edges, limit_queries=limit_queries, seed=seed,
-                                   desc=f"rank {label}")
-        if not len(table):
-            raise LexprobeError(f"no query of {queries_spec} has a sense occurring {min_sense_count}+ times in "
-                                f"{database_spec} ({'; '.join(f'{n} {r}' for r, n in skips.items())})")
-        runs[label] = table
-        meta_runs[label] = {"database_index": d_name, "query_index": q_name, "built": [n for n, b in
-                            ((d_name, d_built), (q_name, q_built)) if b], "skipped_queries": skips,
-                            "layers": d_index.settings.get("layers")}
-        first_pair = first_pair or (database, queries, label)
-    meta = {"database": database_spec, "queries": queries_spec, "pooling": pooling, "k": k_max,
-            "min_sense_count": min_sense_count, "lemma_edges": l_edges, "ratio_edges": r_edges,
-            "match_pos": not any_pos, "all_lemmas": all_lemmas, "limit_queries": limit_queries, "seed": seed,
-            "database_sentences": database_sentences, "query_sentences": query_sentences, "runs": meta_runs}
-    run = RunDir(out)
-    summary = write_bucket_report(run, runs, cell_labels(l_edges, r_edges), meta=meta)
-    click.echo(run.file("buckets.md").read_text().rstrip())
+    summary = run_senses(obj.home, database_spec, queries_spec, settings, out, options)
+    click.echo((Path(out) / "buckets.md").read_text().rstrip())
     for label, checks in summary["checks"].items():
         click.echo(f"{label}: every cell beats random: {checks['every_cell_beats_random']}; rare senses "
                    f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
     if record and not all_lemmas:
         from ..perf.senses import run_ranking_bench
 
-        database, queries, label = first_pair
-        bench = run_ranking_bench(database, queries, label=label, k_max=k_max, min_sense_count=min_sense_count,
-                                  match_pos=not any_pos, record_path=record)
+        database, queries = summary["instances"]
+        bench = run_ranking_bench(database, queries, label=next(iter(summary["runs"])), k_max=k_max,
+                                  min_sense_count=min_sense_count, match_pos=not any_pos, record_path=record)
         click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: {bench['agree']})")
-    click.echo(f"wrote {run.path}")
+    click.echo(f"wrote {out}")
