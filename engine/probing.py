@@ -169,7 +169,12 @@ def rank_targets(logits: np.ndarray, targets: Sequence[Sequence[int]], top: int)
         tid[j, :len(t)], valid[j, :len(t)] = t, True
     best = np.where(valid, np.take_along_axis(logits, tid, 1), -np.inf).max(1)  # the best target's logit
     ranks = 1 + (logits > best[:, None]).sum(1)
-    top_ids = np.argsort(-logits, axis=1, kind="stable")[:, :top]
+    part = np.argpartition(-logits, top - 1, axis=1)[:, :top]  # the top set, then sorted: no full sort
+    vals = np.take_along_axis(logits, part, 1)
+    top_ids = np.take_along_axis(part, np.lexsort((part, -vals), axis=1), 1)
+    tied = (logits >= vals.min(1, keepdims=True)).sum(1) > top  # a tie across the cut: sort that row fully
+    for row in np.flatnonzero(tied):
+        top_ids[row] = np.argsort(-logits[row], kind="stable")[:top]
     return ranks.astype(np.int64), top_ids
 
 
