@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -101,30 +103,39 @@ def test_missing_google_skips_the_stage_with_the_fetch_command(cli, tmp_path):
     assert "lexprobe data fetch google" in (tmp_path / "run" / "report.md").read_text()
 
 
-def test_glove_stage_end_to_end_on_the_packaged_glove(cli, glove_home, shared_data, tmp_path):
-    version = Store.open(glove_home / "glove", verify=False).manifest["version_id"]
-    runs = []
+def test_glove_and_offsets_stages_end_to_end_on_real_data(cli, glove_home, shared_data, tmp_path):
+    home = tmp_path / "indexes"  # the session's GloVe index, hard-linked: this test adds indexes beside it
+    shutil.copytree(glove_home / "glove", home / "glove", copy_function=os.link)
+    version = Store.open(home / "glove", verify=False).manifest["version_id"]
+    runs, offsets_versions = [], []
     for run in ("run1", "run2"):
-        r = cli("--home", glove_home, "bench", "all", "--out", tmp_path / run, "--data", shared_data,
-                "--stages", "glove-analogy", "--quick", "--seed", "3")
+        r = cli("--home", home, "bench", "all", "--out", tmp_path / run, "--data", shared_data,
+                "--stages", "glove-analogy,offsets", "--quick", "--seed", "3")
         assert r.code == 0, r
-        assert "stage glove-analogy: done" in r.out and "total time:" in r.out
+        assert "stage glove-analogy: done" in r.out and "stage offsets: done" in r.out and "total time:" in r.out
         runs.append(json.loads((tmp_path / run / "report.json").read_text()))
-    # the session's index matches what the stage wants: reused, never rebuilt; same seed, same numbers
-    assert Store.open(glove_home / "glove", verify=False).manifest["version_id"] == version
-    assert runs[0] == runs[1]
-    section = runs[0]["sections"][0]
-    assert "reused" in section["text"][0]
-    neighbours = [row["word"] for row in section["tables"][0]["rows"] if row["query"] == "king"]
+        offsets_versions.append(Store.open(home / "glove-bats-offsets", verify=False).manifest["version_id"])
+    # indexes that match what the stages want are reused, never rebuilt; same seed, same numbers
+    assert Store.open(home / "glove", verify=False).manifest["version_id"] == version
+    assert offsets_versions[0] == offsets_versions[1]
+    assert [s["tables"] for s in runs[0]["sections"]] == [s["tables"] for s in runs[1]["sections"]]
+    glove, offsets = runs[0]["sections"]
+    assert "reused" in glove["text"][0] and "built" in offsets["text"][0]
+    assert "reused" in runs[1]["sections"][1]["text"][0]
+    neighbours = [row["word"] for row in glove["tables"][0]["rows"] if row["query"] == "king"]
     assert "queen" in neighbours and "prince" in neighbours
-    per_section, honest = section["tables"][1]["rows"], section["tables"][2]
+    per_section, honest = glove["tables"][1]["rows"], glove["tables"][2]
     overall = per_section[-1]
     assert overall["section"] == "all" and overall["questions"] == 2000
     assert 0.3 < overall["accuracy"] < 0.8
     assert honest["agrees"] is True and honest["rows"][0]["returned"] == "b"
     assert abs(sum(row["share"] for row in honest["rows"]) - 1) < 1e-6
+
+    table1 = {(r["category"], r["set"]): r for r in offsets["tables"][0]["rows"]}
+    assert table1[("all", "bats")]["pcs"] > 0.6 and abs(table1[("all", "random-both")]["ocs"]) < 0.02
+    assert offsets["tables"][0]["agrees"] is True and offsets["tables"][1]["agrees"] is True
     html = (tmp_path / "run1" / "report.html").read_text()
-    assert html.count('<img src="data:image/png;base64,') == 1
+    assert html.count('<img src="data:image/png;base64,') == 2
     assert (tmp_path / "run1" / "glove-analogy" / "google_per_section.parquet").exists()
 
 
