@@ -11,7 +11,9 @@ Two ways to crash a writer:
 
 from __future__ import annotations
 
+import contextlib
 import io
+import json
 import os
 import signal
 import subprocess
@@ -49,6 +51,66 @@ from engine.cli import main
 main(sys.argv[1:])
 """
 CRASH_STEPS = ("fsync", "rename", "exchange", "rmtree", "faiss_write", "shard_write")
+
+# A process that imports torch, transformers and the engine once, then forks one child per job: commands
+# that load a model (token index, OTA) start in about a second instead of many, so 20 kills stay affordable.
+# The parent never computes with torch, so no thread pool exists at fork time.
+ZYGOTE = r"""
+import json, os, sys
+import torch, transformers, transformers.models.bert  # the slow imports, once
+import engine.cli, engine.encode, engine.ota, engine.tokens
+from engine.models import load_encoder, load_tokenizer
+for name in sys.argv[1:]:  # warm-up: transformers imports the rest of its modules on the first load
+    load_tokenizer(name), load_encoder(name)
+for line in sys.stdin:
+    job = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        os.environ.update(job["env"])
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        code = 0
+        try:
+            engine.cli.main(job["argv"])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            code = 99
+        os._exit(code)
+    print(pid, flush=True)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+class Zygote:
+    """Runs ``lexprobe`` commands in forked children of one warm process; SIGKILLs them on request."""
+
+    def __init__(self, *models: str):
+        self.proc = subprocess.Popen([sys.executable, "-c", ZYGOTE, *models], env=env(Path("/nonexistent")),
+                                     cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+
+    def run(self, home: Path, *args, kill_after: float | None = None, **extra: str) -> int:
+        """Exit code of ``lexprobe ARGS`` under ``home`` (-9 when it was killed after ``kill_after`` s)."""
+        job = {"argv": [str(a) for a in args], "env": {"LEXPROBE_HOME": str(home), **extra}}
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        pid = int(self.proc.stdout.readline())
+        if kill_after is not None:
+            time.sleep(kill_after)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        return int(self.proc.stdout.readline())
+
+    def timed(self, home: Path, *args) -> float:
+        t0 = time.perf_counter()
+        assert self.run(home, *args) == 0, args
+        return time.perf_counter() - t0
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
 def write_glove(path: Path, n: int, dim: int, seed: int) -> tuple[list[str], np.ndarray]:
@@ -127,3 +189,16 @@ def neighbor_answers(home: Path, name: str, words: list[str], k: int = 5) -> lis
 def stray_temp(home: Path, name: str) -> list[Path]:
     """Temporary folders a writer leaves when it dies (cleaned by the next writer)."""
     return sorted(home.glob(f".{name}.tmp-*")) + sorted(home.glob(f".{name}.old-*"))
+
+
+def fingerprint(home: Path, name: str) -> tuple:
+    """What a version of an index is, byte for byte: (kind, count, tombstones, shard CRCs, side-file CRCs),
+    after full verification (checksums on open, FAISS size against the shards)."""
+    from engine.commands.indexes import verify_store
+    from engine.store import open_index
+
+    store = open_index(home, name)
+    verify_store(store)
+    m = store.manifest
+    return (m["kind"], m["count"], tuple(m["tombstones"]), tuple((s["rows"], s["crc32"]) for s in m["shards"]),
+            tuple(sorted((k, f["crc32"]) for k, f in m["files"].items())))

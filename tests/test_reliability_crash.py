@@ -8,6 +8,7 @@ Bounded in time: 40k x 50 vectors (a build takes about 1.5 s here), 20 seeded ki
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -20,14 +21,14 @@ N_KILLS = 20
 PROBES = ["word0", "word2", "word10", "word100"]  # words present in both versions
 
 
-def _check_version(cli, home, name, versions: dict) -> str:
+def _check_version(cli, home, name, versions: dict, probes: list[str] = PROBES) -> str:
     """Which complete version ``name`` holds (a key of ``versions``); fails on anything else."""
     r = cli("--home", home, "index", "verify", name)
     assert r.code == 0, r
     words, matrix = ch.word_state(home, name)
     label = next((k for k, (w, m, _) in versions.items() if w == words and np.array_equal(m, matrix)), None)
     assert label is not None, f"index {name} holds {len(words)} rows matching no complete version"
-    assert ch.neighbor_answers(home, name, PROBES) == versions[label][2]
+    assert ch.neighbor_answers(home, name, probes) == versions[label][2]
     # leftovers of the dead writer break neither the listing nor the SQL catalog
     r = cli("--home", home, "index", "list", "--format", "json")
     assert r.code == 0 and [x["name"] for x in json.loads(r.out)] == [name], r
@@ -188,3 +189,126 @@ def _rename_ref(ref, versions) -> None:
     for label in ("v1", "v2"):
         words, matrix, _ = versions[label]
         versions[label] = (words, matrix, ch.neighbor_answers(ref, label, PROBES))
+
+
+# ------------------------------------------------- offsets, token and OTA writers (in a warm forked process)
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    z = ch.Zygote("splade-tiny")
+    yield z
+    z.close()
+
+
+def _kill_loop(zygote, cli, home, name, commands: dict, versions: dict, check, seed: int) -> dict:
+    """Alternate the two ``commands`` (label -> argv), SIGKILL each at a seeded point of a clean run's length;
+    after each kill ``check`` names the complete version on disk: the previous one or the target."""
+    full = max(zygote.timed(home, *commands[label]) for label in commands)
+    state = check(home)
+    rng = np.random.default_rng(seed)
+    killed = 0
+    for i in range(N_KILLS):
+        target = list(commands)[i % 2]
+        rc = zygote.run(home, *commands[target], kill_after=rng.uniform(0.05, 1.0) * full)
+        assert rc in (0, -9), (target, rc)
+        killed += rc == -9
+        after = check(home)
+        assert after in (state, target) and (rc != 0 or after == target), (i, state, target, after)
+        state = after
+    target = list(commands)[0]
+    assert zygote.run(home, *commands[target]) == 0  # re-running succeeds and cleans up
+    assert check(home) == target and not ch.stray_temp(home, name)
+    r = cli("--home", home, "index", "list")
+    assert r.code == 0, r
+    return {"killed": killed, "full_run_seconds": round(full, 2)}
+
+
+def _by_fingerprint(cli, name, versions: dict):
+    def check(home) -> str:
+        assert cli("--home", home, "index", "verify", name).code == 0
+        fp = ch.fingerprint(home, name)
+        label = next((k for k, v in versions.items() if v == fp), None)
+        assert label is not None, f"{name}: a version matching no clean build"
+        return label
+    return check
+
+
+def test_sigkill_during_offsets_index_build(zygote, cli, shared_data, tmp_path):
+    from engine.words import build_word_index
+
+    bats = shared_data / "BATS_3.0"
+    ref = tmp_path / "ref"
+    build_word_index(ref, "g", "glove-6b-50d", limit=30_000)
+    commands = {c: ("-q", "index", "offsets", "--words", "g", "--dataset", f"bats:{bats / folder}", "--name", "o")
+                for c, folder in (("infl", "1_Inflectional_morphology"), ("enc", "3_Encyclopedic_semantics"))}
+    versions = {}
+    for label, argv in commands.items():  # clean builds, twice: a build is deterministic
+        prints = set()
+        for attempt in range(2):
+            home = tmp_path / f"clean-{label}-{attempt}"
+            shutil.copytree(ref, home)
+            assert zygote.run(home, *argv) == 0
+            prints.add(ch.fingerprint(home, "o"))
+        assert len(prints) == 1
+        versions[label] = prints.pop()
+    home = tmp_path / "home"
+    shutil.copytree(ref, home)
+    outcome = _kill_loop(zygote, cli, home, "o", commands, versions, _by_fingerprint(cli, "o", versions), 21)
+    print("offsets index kills:", outcome, file=sys.stderr)
+    assert outcome["killed"] >= N_KILLS // 2
+
+
+def test_sigkill_during_token_index_build(zygote, cli, shared_data, tmp_path):
+    corpus = f"wsd:{shared_data / 'wsd_eval' / 'senseval2'}"
+    commands = {c: ("-q", "index", "tokens", "--model", "splade-tiny", "--corpus", corpus, "--max-sentences", n,
+                    "--shard-rows", "200", "--name", "t") for c, n in (("s40", "40"), ("s60", "60"))}
+    versions = {}
+    for label, argv in commands.items():
+        prints = {ch.fingerprint(h, "t") for h in (tmp_path / f"clean-{label}-{a}" for a in range(2))
+                  if zygote.run(h, *argv) == 0}
+        assert len(prints) == 1  # both clean builds succeeded and are byte-identical
+        versions[label] = prints.pop()
+    outcome = _kill_loop(zygote, cli, tmp_path / "home", "t", commands, versions,
+                         _by_fingerprint(cli, "t", versions), 22)
+    print("token index kills:", outcome, file=sys.stderr)
+    assert outcome["killed"] >= N_KILLS // 2
+
+
+OTA_WORDS = ["kumquat", "persimmon"]
+
+
+def test_sigkill_during_ota_insertion(zygote, cli, tmp_path):
+    """``lexprobe ota --into`` (OTA vectors appended to a words index, replacing the previous ones)."""
+    base = tmp_path / "base"
+    assert zygote.run(base, "-q", "index", "words", "--vectors", "hf:splade-tiny", "--limit", "8000", "--name", "sp") == 0
+    probes = ["apple", "river"]
+    words, matrix = ch.word_state(base, "sp")
+    versions = {"base": (words, matrix, ch.neighbor_answers(base, "sp", probes))}
+    commands = {f"seed{s}": ("-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "8",
+                             "--seed", s, "--replace", *[a for w in OTA_WORDS for a in ("--words", w)])
+                for s in ("1", "2")}
+    ota_answers = {}
+    for label, argv in commands.items():  # clean insertions, twice: OTA with a seed is deterministic
+        states = []
+        for attempt in range(2):
+            home = tmp_path / f"clean-{label}-{attempt}"
+            shutil.copytree(base, home)
+            assert zygote.run(home, *argv) == 0
+            states.append(ch.word_state(home, "sp"))
+        assert states[0][0] == states[1][0] and np.array_equal(states[0][1], states[1][1])
+        versions[label] = (*states[0], ch.neighbor_answers(home, "sp", probes))
+        ota_answers[label] = ch.neighbor_answers(home, "sp", OTA_WORDS)
+    assert versions["seed1"][0] == words + OTA_WORDS
+
+    def check(home) -> str:
+        label = _check_version(cli, home, "sp", versions, probes)
+        if label != "base":  # the inserted words answer from the same version as the rest
+            assert ch.neighbor_answers(home, "sp", OTA_WORDS) == ota_answers[label]
+        return label
+
+    home = tmp_path / "home"
+    shutil.copytree(base, home)
+    outcome = _kill_loop(zygote, cli, home, "sp", commands, versions, check, 23)
+    print("OTA insertion kills:", outcome, file=sys.stderr)
+    assert outcome["killed"] >= N_KILLS // 2
