@@ -255,10 +255,12 @@ class _Batch:
 
     def _set_context(self, rows, tl_tr):
         """Token ids of both sequences for the active ``rows``, with this iteration's t_l, t_r."""
+        import torch
+
         target, approx = self.target[rows].clone(), self.approx[rows].clone()
         if tl_tr is not None:
             target[:, 1] = approx[:, 1] = tl_tr[:, 0]
-            target[range(len(rows)), self.a + self.counts[rows]] = tl_tr[:, 1]
+            target[torch.arange(len(rows), device=target.device), self.a + self.counts[rows]] = tl_tr[:, 1]
             approx[:, self.a + 1] = tl_tr[:, 1]
         return target, approx
 

@@ -61,12 +61,12 @@ def ota_options(f):
                    "as arguments).")
 @click.argument("more_words", nargs=-1)
 @ota_options
-@click.option("--layers", default="all", show_default=True,
+@click.option("--layers", default=_DEFAULTS["layers"], show_default=True,
               help="Layers in the loss: 'all' (1..L, the paper), 'all-but-last' (the authors' code) or '1,2,3'.")
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Words optimised together.")
-@click.option("--patience", type=int, default=None,
+@click.option("--patience", type=int, default=_DEFAULTS["patience"], show_default=True,
               help="Stop a word once its loss (mean over 50 iterations) has not improved by --tol for this many "
-                   "iterations (default: run all iterations).")
+                   "iterations; 0 runs all iterations.")
 @click.option("--tol", type=float, default=_DEFAULTS["tol"], show_default=True,
               help="Relative improvement that counts for --patience.")
 @click.option("--replace", is_flag=True, help="Replace words the index already has (otherwise an error).")
@@ -85,7 +85,7 @@ def ota_cmd(obj: Context, model, into, word_args, more_words, iterations, contex
     words = read_words(list(word_args) + list(more_words))
     result, summary = insert_ota(obj.home, into, model, words, replace=replace, iterations=iterations,
                                  contexts=contexts, init=init, lr=lr, layers=layers, seed=seed,
-                                 batch_size=batch_size, patience=patience, tol=tol)
+                                 batch_size=batch_size, patience=patience or None, tol=tol)
     from ..models import load_tokenizer
 
     pieces = word_pieces(load_tokenizer(model), words)
