@@ -160,11 +160,6 @@ def _layer_indices(layers, n_layers: int) -> list[int]:
 # ------------------------------------------------------------------------------------------- optimiser
 
 
-def mean_init(model, pieces: Sequence[Sequence[int]]) -> np.ndarray:
-    """The authors' start: the mean of each word's subword input embeddings."""
-    return subword_vectors(model, pieces, "avg")
-
-
 def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray, *, keys: Sequence[str],
              iterations: int = DEFAULTS["iterations"], contexts: str = DEFAULTS["contexts"],
              lr: float | np.ndarray = DEFAULTS["lr"], layers=DEFAULTS["layers"], seed: int = 0,
@@ -279,10 +274,10 @@ class _Batch:
         target, approx = self._set_context(rows, tl_tr)
         want = cached_targets[rows] if cached_targets is not None else self._targets(rows, target)
         e = self.emb[approx]
-        e = torch.cat([e[:, :self.a], v[:, None], e[:, self.a + 1:]], 1)
+        e = torch.cat([e[:, :self.a], v[:, None].to(e.dtype), e[:, self.a + 1:]], 1)
         h = self._hidden(embeds=e, mask=torch.ones(approx.shape, dtype=torch.long, device=approx.device))
         got = h[:, :, self.approx_pos]
-        return (got - want).pow(2).sum(dim=(1, 2, 3))
+        return (got - want).float().pow(2).sum(dim=(1, 2, 3))
 
     def run(self, v0, rates, iterations, vocab, draws, patience, tol, snap_at, progress):
         import torch
@@ -358,8 +353,8 @@ def approximate(model, tokenizer, words: Sequence[str], *, init: str = DEFAULTS[
         raise LexprobeError(f"init must be one of {', '.join(INITS)}, not {init!r}")
     words = list(words)
     pieces = word_pieces(tokenizer, words)
-    start = mean_init(model, pieces) if init == "mean" else np.zeros((len(words), _embedding_matrix(model).shape[1]),
-                                                                     np.float32)
+    hidden = _embedding_matrix(model).shape[1]  # "mean": the authors' start, the mean subword embedding
+    start = subword_vectors(model, pieces, "avg") if init == "mean" else np.zeros((len(words), hidden), np.float32)
     return optimise(model, tokenizer, pieces, start, keys=words, **options)
 
 
