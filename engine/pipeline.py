@@ -257,15 +257,27 @@ def offsets_stage(run_dir: RunDir, settings: Settings) -> Section:
 
 
 def ota_stage(run_dir: RunDir, settings: Settings) -> Section:
-    """Single-token recovery (Figure 1, :func:`engine.ota_recovery.run_recovery`) on the packaged MiniLM."""
+    """Single-token recovery (Figure 1, :func:`engine.ota_recovery.run_recovery`) on the packaged MiniLM.
+
+    Runs on one torch thread: its batches are tiny (a few short sequences), and on a busy 2-core machine two
+    OpenMP threads spinning against each other made it about 10 times slower (measured here: 100 iterations
+    of 8 words, 54 s of CPU on two threads, 5 s on one).
+    """
+    import torch
+
     from .models import load_encoder, load_tokenizer
     from .ota_recovery import run_recovery, winner
     from .plots import line_plot
 
     n_words, iterations = (8, 200) if settings.quick else (32, 1000)
     tokenizer, encoder = load_tokenizer("minilm"), load_encoder("minilm")
-    res = run_recovery(encoder, tokenizer, n_words=n_words, iterations=iterations, contexts=("static", "random"),
-                       every=50, seed=settings.seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        res = run_recovery(encoder, tokenizer, n_words=n_words, iterations=iterations,
+                           contexts=("static", "random"), every=50, seed=settings.seed)
+    finally:
+        torch.set_num_threads(threads)
     run_dir.write_table("curve", res["curve"])
     run_dir.write_table("summary", res["summary"])
     curves: dict[str, list[float]] = {}
