@@ -19,11 +19,11 @@ def _stage_list(value: str | None) -> list[str] | None:
 
 
 @bench_group.command("all")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
-              help="Run folder: report.md, report.html, report.json and one sub-folder per stage.")
+@click.option("--out", "out", type=click.Path(file_okay=False),
+              help="Run folder: report.md, report.html, report.json and one sub-folder per stage (required).")
 @click.option("--data", "data", type=click.Path(file_okay=False, exists=True),
               help="A folder holding the datasets (a data home, or ../shared/data). Default: the data home, "
-                   "then ../shared/data beside the repository.")
+                   "then ../shared/data beside the repository, then the Google set in gensim's test data.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice in every stage.")
 @click.option("--stages", help="Comma-separated stages to run (default: all). See --list-stages.")
 @click.option("--quick", is_flag=True, help="Subsets everywhere (e.g. 2,000 Google questions): a smoke run.")
@@ -42,6 +42,8 @@ def bench_all(obj: Context, out, data, seed, stages, quick, list_stages) -> None
                 for s in STAGES]
         click.echo(render(rows, "table"))
         return
+    if not out:
+        raise click.UsageError("Missing option '--out'.")
     chosen = select(_stage_list(stages))
     paths, info = locate_data(Path(data) if data else None)
     settings = Settings(home=obj.home, seed=seed, quick=quick, data=paths, data_info=info)
