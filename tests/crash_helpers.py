@@ -1,12 +1,14 @@
-"""Helpers of the reliability tests: synthetic vector files, running ``lexprobe`` in a subprocess, killing it
-with SIGKILL at a seeded moment or at an exact I/O step, and checking that an index is a complete version.
+"""Helpers of the reliability tests: synthetic vector files, running ``lexprobe`` in child processes, killing
+them with SIGKILL at a seeded moment or at an exact I/O step, and checking that an index is a complete version.
 
-Two ways to crash a writer:
+Commands run in forked children of one warm process (:class:`Zygote`: torch, transformers and the engine
+imported once), so that a command that loads a model starts in about a second and 20 kills per writer stay
+affordable. Two ways to crash a writer:
 
-- :func:`kill_after` starts the real ``lexprobe`` command and sends SIGKILL after a delay (random points);
-- :func:`crash_at_step` runs the same command through :data:`CRASH_WRAPPER`, which SIGKILLs the process at
-  its N-th call of one I/O step (``fsync``, ``rename``, the directory swap, ``rmtree``, FAISS write, shard
-  write): every step of the write protocol gets hit deterministically, not just the ones a timer happens to land on.
+- ``Zygote.run(..., kill_after=s)`` sends SIGKILL to the child after ``s`` seconds (random points);
+- ``Zygote.run(..., step=S, nth=n)`` makes the child SIGKILL itself at its n-th call of one I/O step
+  (``fsync``, ``rename``, the directory swap, ``rmtree``, FAISS write, shard write): every step of the write
+  protocol gets hit deterministically, not just the ones a timer happens to land on.
 """
 
 from __future__ import annotations
@@ -24,44 +26,29 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-
-# Runs ``engine.cli.main`` with one I/O step patched to SIGKILL the process on its N-th call.
-CRASH_WRAPPER = r"""
-import os, signal, sys
-step, nth = os.environ["CRASH_STEP"], int(os.environ["CRASH_NTH"])
-calls = {"n": 0}
-def patch(owner, attr):
-    real = getattr(owner, attr)
-    def hit(*a, **k):
-        calls["n"] += 1
-        if calls["n"] == nth:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return real(*a, **k)
-    setattr(owner, attr, hit)
-import shutil
-import engine.store as store, engine.index as vindex
-if step == "fsync": patch(os, "fsync")
-elif step == "rename": patch(os, "rename")
-elif step == "exchange": patch(store, "_exchange")
-elif step == "rmtree": patch(shutil, "rmtree")
-elif step == "faiss_write": patch(vindex, "save")
-elif step == "shard_write": patch(store.StoreWriter, "_write_shard")
-else: raise SystemExit(f"unknown step {step}")
-from engine.cli import main
-main(sys.argv[1:])
-"""
 CRASH_STEPS = ("fsync", "rename", "exchange", "rmtree", "faiss_write", "shard_write")
 
-# A process that imports torch, transformers and the engine once, then forks one child per job: commands
-# that load a model (token index, OTA) start in about a second instead of many, so 20 kills stay affordable.
-# The parent never computes with torch, so no thread pool exists at fork time.
+# The parent never computes with torch (model loads only), so no thread pool exists at fork time.
 ZYGOTE = r"""
-import json, os, sys
+import json, os, shutil, signal, sys
 import torch, transformers, transformers.models.bert  # the slow imports, once
-import engine.cli, engine.encode, engine.ota, engine.tokens
+import engine.cli, engine.encode, engine.index, engine.ota, engine.store, engine.tokens
 from engine.models import load_encoder, load_tokenizer
 for name in sys.argv[1:]:  # warm-up: transformers imports the rest of its modules on the first load
     load_tokenizer(name), load_encoder(name)
+
+def crash_at(step, nth):
+    owner, attr = {"fsync": (os, "fsync"), "rename": (os, "rename"), "exchange": (engine.store, "_exchange"),
+                   "rmtree": (shutil, "rmtree"), "faiss_write": (engine.index, "save"),
+                   "shard_write": (engine.store.StoreWriter, "_write_shard")}[step]
+    real, calls = getattr(owner, attr), [0]
+    def hit(*a, **k):
+        calls[0] += 1
+        if calls[0] == nth:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*a, **k)
+    setattr(owner, attr, hit)
+
 for line in sys.stdin:
     job = json.loads(line)
     pid = os.fork()
@@ -72,7 +59,12 @@ for line in sys.stdin:
         os.dup2(null, 2)
         code = 0
         try:
-            engine.cli.main(job["argv"])
+            if job["step"]:
+                crash_at(job["step"], job["nth"])
+            if job["code"]:
+                exec(job["code"], {"__name__": "__job__", "argv": job["argv"]})
+            else:
+                engine.cli.main(job["argv"])
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
@@ -91,9 +83,12 @@ class Zygote:
                                      cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
 
-    def run(self, home: Path, *args, kill_after: float | None = None, **extra: str) -> int:
-        """Exit code of ``lexprobe ARGS`` under ``home`` (-9 when it was killed after ``kill_after`` s)."""
-        job = {"argv": [str(a) for a in args], "env": {"LEXPROBE_HOME": str(home), **extra}}
+    def run(self, home: Path, *args, kill_after: float | None = None, step: str | None = None, nth: int = 0,
+            code: str | None = None, **extra: str) -> int:
+        """Exit code of ``lexprobe ARGS`` (or of Python ``code`` given ``argv``) under ``home``: -9 when it was
+        killed, after ``kill_after`` seconds or at the ``nth`` call of ``step``; 99 for a traceback."""
+        job = {"argv": [str(a) for a in args], "env": {"LEXPROBE_HOME": str(home), **extra}, "step": step,
+               "nth": nth, "code": code}
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         pid = int(self.proc.stdout.readline())
@@ -103,9 +98,10 @@ class Zygote:
                 os.kill(pid, signal.SIGKILL)
         return int(self.proc.stdout.readline())
 
-    def timed(self, home: Path, *args) -> float:
+    def timed(self, home: Path, *args, code: str | None = None) -> float:
+        """Seconds one complete run takes (it must succeed)."""
         t0 = time.perf_counter()
-        assert self.run(home, *args) == 0, args
+        assert self.run(home, *args, code=code) == 0, args
         return time.perf_counter() - t0
 
     def close(self) -> None:
@@ -134,38 +130,6 @@ def env(home: Path, **extra: str) -> dict:
 
 def lexprobe_argv(*args) -> list[str]:
     return [sys.executable, "-m", "engine", *map(str, args)]
-
-
-def run_lexprobe(home: Path, *args, timeout: float = 120, **extra) -> subprocess.CompletedProcess:
-    """Run the real CLI in a subprocess to completion."""
-    return subprocess.run(lexprobe_argv(*args), env=env(home, **extra), cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def kill_after(argv: list[str], environ: dict, delay: float) -> int:
-    """Start ``argv``, SIGKILL it after ``delay`` seconds (if still running); its return code (-9 when killed)."""
-    proc = subprocess.Popen(argv, env=environ, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        proc.wait(timeout=delay)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
-    return proc.wait(timeout=60)
-
-
-def crash_at_step(home: Path, step: str, nth: int, *args, timeout: float = 120) -> int:
-    """Run ``lexprobe ARGS`` with SIGKILL at the ``nth`` call of ``step``; its return code (-9 when it hit)."""
-    argv = [sys.executable, "-c", CRASH_WRAPPER, *map(str, args)]
-    proc = subprocess.run(argv, env=env(home, CRASH_STEP=step, CRASH_NTH=str(nth)), cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)
-    return proc.returncode
-
-
-def timed_run(argv: list[str], environ: dict) -> float:
-    """Wall time of one complete run (which must succeed)."""
-    t0 = time.perf_counter()
-    proc = subprocess.run(argv, env=environ, cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return time.perf_counter() - t0
 
 
 def word_state(home: Path, name: str) -> tuple[list[str], np.ndarray]:
