@@ -87,6 +87,48 @@ def test_open_api_refuses_a_damaged_index(clean, tmp_path):
             WordIndex.open(home, "w")
 
 
+@pytest.fixture(scope="module")
+def other_kinds(tmp_path_factory, shared_data) -> Path:
+    """A home with an offsets index (BATS inflections over 20k GloVe words) and a token index (senseval2,
+    30 sentences, splade-tiny), each in several shards."""
+    from engine.offset_index import build_offset_index
+    from engine.tokens import build_token_index
+    from engine.words import build_word_index
+
+    home = tmp_path_factory.mktemp("corrupt_kinds")
+    build_word_index(home, "g", "glove-6b-50d", limit=20_000)
+    build_offset_index(home, "o", "g", f"bats:{shared_data / 'BATS_3.0' / '1_Inflectional_morphology'}")
+    build_token_index(home, "t", "splade-tiny", f"wsd:{shared_data / 'wsd_eval' / 'senseval2'}", max_sentences=30,
+                      shard_rows=150)
+    return home
+
+
+@pytest.mark.parametrize("name", ["o", "t"], ids=["offsets", "tokens"])
+def test_damage_to_offsets_and_token_indexes_is_caught(cli, other_kinds, tmp_path, name):
+    from engine.errors import CorruptIndexError
+    from engine.offset_index import OffsetIndex
+    from engine.tokens import TokenIndex
+
+    opener = {"o": OffsetIndex.open, "t": TokenIndex.open}[name]
+    index = other_kinds / name
+    files = [str(p.relative_to(index)) for p in sorted(index.rglob("*")) if p.is_file()]
+    assert "manifest.json" in files and sum(f.startswith("shards/") for f in files) >= (1 if name == "o" else 2)
+    cases = 0
+    for n, file in enumerate(files):
+        size = (index / file).stat().st_size
+        for how, where in _damages(size, n)[::2]:  # every other damage: the kinds share the store code
+            home = tmp_path / f"c{cases}"
+            home.mkdir()
+            shutil.copytree(index, home / name)
+            _damage(home / name / file, how, where)
+            _one_line_naming(cli("--home", home, "index", "verify", name), file)
+            _one_line_naming(cli("--home", home, "sql", f'select count(*) from "{name}"'), file)
+            with pytest.raises(CorruptIndexError, match=file.split("/")[-1].replace(".", r"\.")):
+                opener(home, name)
+            cases += 1
+    assert cases >= 5 * len(files)
+
+
 def test_consistent_but_wrong_faiss_file_is_caught(cli, clean, tmp_path):
     """A FAISS file from another index with its manifest entry rewritten (checksums agree) is still refused:
     its vector count and dimension must match the shards."""
