@@ -169,10 +169,9 @@ def find(name: str, places: list[Path]) -> tuple[Path, Path] | None:
 
 
 def _files(root: Path) -> Iterator[Path]:
-    """Every regular file under ``root`` in a fixed order (the fetch record itself left out)."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for fn in sorted(filenames):
+    """Every regular file under ``root`` (the fetch record itself left out)."""
+    for dirpath, _, filenames in os.walk(root):
+        for fn in filenames:
             path = Path(dirpath) / fn
             if not (path.parent == root and fn == RECORD):
                 yield path
@@ -195,7 +194,7 @@ def tree_checksum(root: Path) -> dict:
     """
     tree = hashlib.sha256()
     files = n_bytes = 0
-    paths = [root] if root.is_file() else list(_files(root))
+    paths = [root] if root.is_file() else sorted(_files(root), key=lambda p: p.relative_to(root).as_posix())
     for path in paths:
         digest, size = file_sha256(path)
         n_bytes += size

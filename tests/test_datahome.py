@@ -121,3 +121,6 @@ def test_real_shared_data_is_found_and_fetched(shared_data, tmp_path):
     assert path.name == "questions-words.txt"
     assert path.read_text().count("\n") == 19544 + 14
     assert record["sha256"] == _expected_digest(shared_data / "google_analogy")
+    record = datahome.fetch("wsd-eval", shared_data, home)  # nested folders, found inside the whole data folder
+    assert record["files"] == 15 and record["sha256"] == _expected_digest(shared_data / "wsd_eval")
+    assert datahome.locate("wsd-eval", home) == home / "wsd-eval" / "wsd_eval"
