@@ -1,0 +1,151 @@
+"""The analogy engine on the packaged GloVe and real BATS: gensim agreement, the pruned kernel against the full
+scan, the honest test, ranks, and the CLI's outputs and errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.analogy import answer_questions, honest_shares, run_relations
+from engine.offset_index import usable_relations
+from engine.words import WordIndex
+
+
+@pytest.fixture(scope="module")
+def glove(glove_home):
+    return WordIndex.open(glove_home, "glove")
+
+
+@pytest.fixture(scope="module")
+def bats(glove, shared_data):
+    relations, _ = usable_relations(glove, f"bats:{shared_data / 'BATS_3.0'}")
+    return {r.code: r for r in relations}
+
+
+@pytest.fixture(scope="module")
+def kv(glove):
+    from engine.perf.analogy import gensim_vectors
+
+    return gensim_vectors(glove)
+
+
+def _sample(table, n, seed=0):
+    pick = np.random.default_rng(seed).choice(len(table), size=n, replace=False)
+    return table.take(np.sort(pick)).to_pylist()
+
+
+@pytest.mark.parametrize("method", ["add", "mul"])
+def test_same_answers_as_gensim(glove, bats, kv, method):
+    # gensim's most_similar_cosmul uses eps 1e-6 (and ignores restrict_vocab): compare with the same eps
+    rows = _sample(run_relations(glove, [bats["I01"], bats["E01"]], method=method, eps=1e-6).table, 30)
+    call = kv.most_similar if method == "add" else kv.most_similar_cosmul
+    for row in rows:
+        (word, score), = call(positive=[row["a_star"], row["b"]], negative=[row["a"]], topn=1)
+        assert row["prediction"] == word, row
+        assert row["score"] == pytest.approx(score, abs=1e-5)
+
+
+def test_restricted_vocabulary_matches_gensim(glove, bats, kv):
+    rows = _sample(run_relations(glove, [bats["I03"]], restrict=10000).table, 20, seed=1)
+    for row in rows:
+        (word, _), = kv.most_similar(positive=[row["a_star"], row["b"]], negative=[row["a"]], topn=1,
+                                     restrict_vocab=10000)
+        assert row["prediction"] == word and glove.word_to_id[word] < 10000
+
+
+@pytest.mark.parametrize("method, honest", [("add", False), ("add", True), ("mul", False), ("pairdir", True)])
+def test_pruned_kernel_equals_full_scan_and_generic_path(glove, bats, method, honest):
+    rels = [bats["E02"]]
+    fast = run_relations(glove, rels, method=method, k=3, honest=honest, restrict=30000).table
+    full = run_relations(glove, rels, method=method, k=3, honest=honest, restrict=30000, prune=False).table
+    for col in ("prediction", "rank", "top_k"):
+        assert fast.column(col).to_pylist() == full.column(col).to_pylist()
+    np.testing.assert_allclose(fast.column("score").to_numpy(), full.column("score").to_numpy(), rtol=1e-5)
+    ids = lambda c: glove.ids(fast.column(c).to_pylist())
+    D, I = answer_questions(glove, ids("a"), ids("a_star"), ids("b"), method=method, k=3, honest=honest,
+                            restrict=30000)
+    got = [[glove.words[j] for j in row] for row in I]
+    assert np.mean([g == t for g, t in zip(got, fast.column("top_k").to_pylist())]) > 0.99  # float ties aside
+    np.testing.assert_allclose(D[:, 0], fast.column("score").to_numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_pairdir_and_rank_by_brute_force(glove, bats):
+    table = run_relations(glove, [bats["I05"]], method="pairdir", restrict=20000).table
+    U = glove.unit[:20000]
+    rows = table.to_pylist()
+    assert all(r["rank"] == -1 for r in rows if glove.word_to_id[r["gold"]] >= 20000)  # gold outside the candidates
+    for row in [r for r in rows if glove.word_to_id[r["gold"]] < 20000][:5]:
+        a, a_star, b, gold = (glove.unit[glove.word_to_id[row[c]]] for c in ("a", "a_star", "b", "gold"))
+        o = a_star - a
+        diff = U - b
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cos = diff @ o / (np.linalg.norm(diff, axis=1) * np.linalg.norm(o))
+        for w in ("a", "a_star", "b"):
+            cos[glove.word_to_id[row[w]]] = -np.inf
+        assert glove.words[int(np.nanargmax(cos))] == row["prediction"]
+        g = cos[glove.word_to_id[row["gold"]]]
+        assert row["rank"] == 1 + int((cos > g).sum())
+
+
+def test_rank_one_means_correct_and_any_answers(glove, bats, shared_data):
+    table = run_relations(glove, [bats["I01"]]).table
+    rank, correct = table.column("rank").to_numpy(), table.column("correct").to_numpy(zero_copy_only=False)
+    assert ((rank == 1) == correct).all() and (rank >= 1).all()
+    any_rel, _ = usable_relations(glove, f"bats:{shared_data / 'BATS_3.0/4_Lexicographic_semantics'}", answers="any")
+    first = run_relations(glove, [bats["L02"]]).table
+    anyt = run_relations(glove, [r for r in any_rel if r.code == "L02"]).table
+    acc = lambda t: t.column("correct").to_numpy(zero_copy_only=False).mean()
+    assert acc(anyt) > acc(first)  # more accepted answers: more correct
+    assert first.column("prediction").to_pylist() == anyt.column("prediction").to_pylist()
+
+
+def test_honest_test_returns_b_most_often(glove, bats):
+    sample = [bats[c] for c in ("I01", "I07", "D02", "E01", "E10", "L05")]
+    shares = honest_shares(run_relations(glove, sample, honest=True, ranks=False).table)
+    assert shares["b"] > max(shares["a"], shares["a_star"], shares["gold"], shares["other"])
+    assert 0.2 < shares["b"] < 0.7 and shares["a"] < 0.05
+
+
+def test_cli_query_and_questions_file(cli, glove_home, tmp_path):
+    r = cli("--home", glove_home, "query", "analogy", "--index", "glove", "man", "king", "woman", "-k", "2",
+            "--format", "json")
+    assert r.code == 0, r
+    rows = json.loads(r.out)
+    assert rows[0] == {**rows[0], "a": "man", "a_star": "king", "b": "woman", "rank": 1, "word": "queen"}
+    q = tmp_path / "q.txt"
+    q.write_text("france paris italy\n\n# comment\ngood better bad\n")
+    r = cli("--home", glove_home, "query", "analogy", "--index", "glove", "--questions", q, "-k", "1", "--method",
+            "mul", "--format", "json")
+    assert r.code == 0, r
+    assert [row["word"] for row in json.loads(r.out)] == ["rome", "worse"]
+    q.write_text("france paris italy\ngood better\n")
+    r = cli("--home", glove_home, "query", "analogy", "--index", "glove", "--questions", q)
+    assert r.code == 2 and f"{q}:2: expected 3 words" in r.err
+    q.write_text("france paris xqzzyv\n")
+    r = cli("--home", glove_home, "query", "analogy", "--index", "glove", "--questions", q)
+    assert r.code == 2 and f"{q}:1" in r.err and "xqzzyv" in r.err
+    r = cli("--home", glove_home, "query", "analogy", "--index", "glove", "a", "b", "c", "--method", "cos")
+    assert r.code == 2 and "cos" in r.err
+
+
+def test_cli_bench_writes_run_folder_and_reports_skips(cli, glove_home, tmp_path):
+    data = tmp_path / "bats" / "1_Inflectional_morphology"
+    data.mkdir(parents=True)
+    (data / "I01 [noun - plural_reg].txt").write_text("cat\tcats\ndog\tdogs\r\ncar\tcars\nhouse\thouses\n")
+    (data / "I03 [adj - comparative].txt").write_text("good\tbetter\nxqzzyv\txqzzyver\n")
+    out = tmp_path / "run"
+    r = cli("--home", glove_home, "--quiet", "bench", "analogy", "--words", "glove", "--dataset",
+            f"bats:{tmp_path / 'bats'}", "--restrict-vocab", "30000", "--out", out)
+    assert r.code == 0, r
+    assert "skipped I03 [adj - comparative]: fewer than two usable pairs" in r.out
+    for name in ("questions.parquet", "accuracy_relation.md", "accuracy_category.parquet", "coverage.md",
+                 "honest_shares.parquet", "decomposition.parquet", "decomposition_means.md",
+                 "decomposition_score.png", "decomposition_reference.png", "decomposition_delta_sim.png"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["questions"] == 12 and summary["pairs_dropped"] == 1
+    r = cli("--home", glove_home, "bench", "analogy", "--words", "glove", "--dataset", f"bats:{tmp_path}/none",
+            "--out", out)
+    assert r.code == 2 and "no such" in r.err

@@ -1,0 +1,53 @@
+"""The score decomposition: a hand-computed example, and exact sums on every tuple of real BATS relations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.decomposition import DELTA, REFERENCE, TERMS, decompose, decompose_relations, plot_means, relation_means
+from engine.offset_index import usable_relations
+from engine.words import WordIndex
+
+
+def test_hand_computed_example():
+    a, a_star, b, b_star = (np.array([v], dtype=float) for v in ([1, 0], [1, 1], [0, 2], [1, 2]))
+    t = {k: float(v[0]) for k, v in decompose(a, a_star, b, b_star).items()}
+    # o_a = (0, 1), o_b = (1, 0), q = b + o_a = (0, 3); |q| = 3, |b*| = sqrt 5, |b| = 2
+    r5 = np.sqrt(5)
+    assert t["score"] == pytest.approx(6 / (3 * r5))
+    assert (t["within"], t["offset"], t["start_offset"]) == pytest.approx((4 / (3 * r5), 0.0, 2 / (3 * r5)))
+    assert (t["ref_within"], t["ref_offset"], t["ref_start_offset"]) == pytest.approx((6 / 9, 1 / 9, 2 / 9))
+    assert t["delta_sim"] == pytest.approx(6 / (3 * r5) - 1.0)
+    assert (t["delta_norm"], t["delta_offset"], t["delta_b_ob"]) == pytest.approx((6 * (1 / r5 - 0.5) / 3, 0.0, 0.0))
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_terms_sum_to_score_on_every_tuple(glove_home, shared_data, normalize, tmp_path):
+    words = WordIndex.open(glove_home, "glove")
+    relations, _ = usable_relations(words, f"bats:{shared_data / 'BATS_3.0'}")
+    relations = [r for r in relations if r.code in ("I02", "D08", "E04", "L09")]
+    table = decompose_relations(words, relations, normalize=normalize)
+    assert len(table) == sum(len(r.pairs) * (len(r.pairs) - 1) for r in relations)
+    col = lambda c: table.column(c).to_numpy()
+    np.testing.assert_allclose(sum(col(c) for c in TERMS), col("score"), atol=1e-9)
+    np.testing.assert_allclose(sum(col(c) for c in DELTA), col("delta_sim"), atol=1e-9)
+    np.testing.assert_allclose(sum(col(c) for c in REFERENCE), 1.0, atol=1e-9)
+    # the score is cos(b - a + a*, b*) on the chosen vectors
+    row = table.slice(7, 1).to_pylist()[0]
+    vec = lambda w: words.raw[words.word_to_id[w]].astype(float)
+    v = {k: vec(row[k]) for k in ("a", "a_star", "b", "b_star")}
+    if normalize:
+        v = {k: x / np.linalg.norm(x) for k, x in v.items()}
+    q = v["b"] + v["a_star"] - v["a"]
+    assert row["score"] == pytest.approx(q @ v["b_star"] / np.linalg.norm(q) / np.linalg.norm(v["b_star"]), rel=1e-6)
+    if normalize:  # unit vectors: no norm term, and the b-o_b term is (cos(b, b*) - 1) / |q|
+        np.testing.assert_allclose(col("delta_norm"), 0.0, atol=1e-6)
+        assert row["delta_b_ob"] * np.linalg.norm(q) == pytest.approx(v["b"] @ v["b_star"] - 1.0, abs=1e-6)
+    means = relation_means(table)
+    assert [m["relation"] for m in means] == [r.name for r in relations]
+    # the paper's Figure 1 (word2vec): offset terms positive, within-pair terms larger on average
+    assert all(m["offset"] > 0 for m in means)
+    assert np.mean([m["within"] for m in means]) > 1.5 * np.mean([m["offset"] for m in means])
+    paths = plot_means(means, tmp_path, normalized=normalize)
+    assert all(p.stat().st_size > 1000 for p in paths)
