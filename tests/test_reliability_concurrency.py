@@ -190,3 +190,67 @@ def test_an_open_reader_keeps_its_version_after_a_swap(tmp_path):
 
     assert vindex.load(before.file_path("faiss")).ntotal == 1000
     assert WordIndex.open(tmp_path / "h", "w").vectors.ntotal == 1001
+
+
+OTA_WORDS = ["kumquat", "persimmon", "quince"]
+
+# Opens the index until ``stop`` exists; every open must be one consistent version: the base words, plus all
+# or none of the OTA words, and FAISS holding exactly the unit vectors of the shards' live rows.
+OTA_READER = r"""
+import json, sys, time
+from pathlib import Path
+import numpy as np
+from engine.words import WordIndex
+home, base_count, ota, stop = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), Path(sys.argv[4])
+versions, errors, opens = set(), [], 0
+deadline = time.monotonic() + 300
+while not stop.exists() and time.monotonic() < deadline:
+    try:
+        index = WordIndex.open(home, "sp")
+        opens += 1
+        live = sorted(index.word_to_id.values())
+        words = [index.words[i] for i in live]
+        extra = words[base_count:]
+        if len(words) < base_count or extra not in ([], ota):
+            errors.append(f"open {opens}: {len(words)} live words, extra {extra[:5]}")
+        ids = index.vectors.ids()
+        if sorted(ids.tolist()) != live:
+            errors.append(f"open {opens}: FAISS ids differ from the live rows")
+        for w in extra:
+            i = index.word_to_id[w]
+            if not np.allclose(index.vectors.index.reconstruct(int(i)), index.unit_of([i])[0], atol=1e-5):
+                errors.append(f"open {opens}: FAISS vector of {w} is not its shard vector")
+        versions.add(index.store.manifest["version_id"])
+    except Exception as exc:
+        errors.append(f"open {opens}: {type(exc).__name__}: {exc}")
+print(json.dumps({"opens": opens, "versions": len(versions), "errors": errors[:20]}))
+"""
+
+
+def test_readers_never_see_a_mix_during_ota_insertions(tmp_path):
+    """Readers in other processes while ``lexprobe ota --into`` inserts (and replaces) OTA vectors."""
+    zygote = ch.Zygote("splade-tiny")
+    try:
+        home, stop = tmp_path / "home", tmp_path / "stop"
+        assert zygote.run(home, "-q", "index", "words", "--vectors", "hf:splade-tiny", "--limit", "8000",
+                          "--name", "sp") == 0
+        readers = [subprocess.Popen([sys.executable, "-c", OTA_READER, str(home), "8000", ",".join(OTA_WORDS),
+                                     str(stop)], env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        time.sleep(3)  # readers are up
+        for seed in ("1", "2"):
+            assert zygote.run(home, "-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "5",
+                              "--seed", seed, "--replace", *OTA_WORDS) == 0
+        time.sleep(1)
+        stop.touch()
+        reports = []
+        for proc in readers:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        zygote.close()
+    print("OTA readers:", reports, file=sys.stderr)
+    for report in reports:
+        assert report["errors"] == [] and report["opens"] >= 5
+    assert max(r["versions"] for r in reports) >= 2  # the readers did overlap the insertions
