@@ -408,3 +408,36 @@ def test_wnlampro_readers(seeds, tmp_path, file, data):
     if not isinstance(out, LexprobeError):
         for entry in out:
             assert entry.relation in RELATIONS and entry.keyword and isinstance(entry.targets, list)
+
+
+def test_hostile_datasets_through_the_index_builders(cli, tmp_path):
+    """Bad dataset files given to ``index offsets`` and ``index tokens``: exit 2, one line naming the file, and
+    no index or temporary folder left behind."""
+    from engine.words import build_word_index
+
+    home = tmp_path / "home"
+    build_word_index(home, "g", "glove-6b-50d", limit=5000)
+    bats_dir = tmp_path / "bats" / "1_Inflectional_morphology"
+    bats_dir.mkdir(parents=True)
+    bad = {
+        ("offsets", "bats", bats_dir / "I01 [noun - plural_reg].txt"): b"cat\tcats\ndog\n",
+        ("offsets", "google", tmp_path / "questions-words.txt"): b": capital\nAthens Greece Baghdad\n",
+        ("offsets", "google", tmp_path / "latin1-words.txt"): ": c\nAth\xe8nes Greece Baghdad Iraq\n".encode("latin-1"),
+        ("tokens", "jsonl", tmp_path / "mine.jsonl"): b'{"words": ["a", "b"], "targets": []}\n{"words": [1,\n',
+        ("tokens", "streusle", tmp_path / "x.conllulex"): b"1\tBuyer\tbuyer\n",
+        ("tokens", "wsd", tmp_path / "w.data.xml"): b"<corpus><text id='d'><sentence id='s'><wf>a</wf></corpus>",
+    }
+    (tmp_path / "w.gold.key.txt").write_text("i a%1:00:00::\n")
+    for n, ((command, kind, path), content) in enumerate(bad.items()):
+        path.write_bytes(content)
+        name = f"x{n}"
+        if command == "offsets":
+            spec = f"bats:{bats_dir.parent}" if kind == "bats" else f"google:{path}"
+            r = cli("--home", home, "-q", "index", "offsets", "--words", "g", "--dataset", spec, "--name", name)
+        else:
+            r = cli("--home", home, "-q", "index", "tokens", "--model", "splade-tiny", "--corpus", f"{kind}:{path}",
+                    "--name", name)
+        assert r.code == 2, (path.name, r)
+        lines = r.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and path.name in lines[0], (path.name, r.err)
+        assert not (home / name).exists() and not ch.stray_temp(home, name)
