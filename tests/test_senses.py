@@ -270,3 +270,14 @@ def test_limit_queries_is_a_seeded_sample():
     draws = {tuple(rank_senses(database, queries, k_max=5, min_sense_count=2, limit_queries=2, seed=s)[0]
                    .column("instance_id").to_pylist()) for s in range(8)}
     assert len(draws) > 1
+
+
+def test_speed_benchmark_baseline_agrees_with_grouped_ranking(tmp_path):
+    from engine.perf.senses import run_ranking_bench
+
+    database, queries = _toy_corpora()
+    result = run_ranking_bench(database, queries, label="toy", k_max=7, min_sense_count=2,
+                               record_path=str(tmp_path / "senses.md"))
+    assert result["agree"]
+    text = (tmp_path / "senses.md").read_text()
+    assert "one query at a time" in text and "identical average precision on the shared sample: True" in text
