@@ -39,7 +39,7 @@ def ota_options(f):
     """The optimisation options shared by ``ota`` and the benchmarks."""
     for option in reversed([
         click.option("--iterations", type=int, default=_DEFAULTS["iterations"], show_default=True,
-                     help="Adam steps per word (the paper: 4000 with random contexts)."),
+                     help="Adam steps per word at most (the paper: 4000 with random contexts)."),
         click.option("--contexts", type=click.Choice(["random", "static"]), default=_DEFAULTS["contexts"],
                      show_default=True, help="static: [CLS] w . [SEP]; random: [CLS] t_l w t_r . [SEP] with new "
                                              "random whole words every iteration."),
@@ -66,7 +66,7 @@ def ota_options(f):
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Words optimised together.")
 @click.option("--patience", type=int, default=_DEFAULTS["patience"], show_default=True,
               help="Stop a word once its loss (mean over 50 iterations) has not improved by --tol for this many "
-                   "iterations; 0 runs all iterations.")
+                   "iterations; 0 runs all --iterations.")
 @click.option("--tol", type=float, default=_DEFAULTS["tol"], show_default=True,
               help="Relative improvement that counts for --patience.")
 @click.option("--replace", is_flag=True, help="Replace words the index already has (otherwise an error).")
@@ -131,8 +131,9 @@ def _floats(text: str) -> list[float]:
 @click.option("--lrs", default="0.001", show_default=True, help="Learning rates, comma-separated.")
 @click.option("--every", type=int, default=50, show_default=True, help="Iterations between measurements.")
 @click.option("--layers", default="all", show_default=True, help="Layers in the loss (see lexprobe ota).")
-@click.option("--patience", type=int, default=300, show_default=True, help="Early stop evaluated on the losses.")
-@click.option("--tol", type=float, default=0.01, show_default=True, help="Relative improvement for --patience.")
+@click.option("--patience", type=int, default=_DEFAULTS["patience"], show_default=True,
+              help="Early stop evaluated on the recorded losses.")
+@click.option("--tol", type=float, default=_DEFAULTS["tol"], show_default=True, help="Relative improvement for --patience.")
 @click.option("--batch-size", type=int, default=256, show_default=True, help="Rows (word x setting) per batch.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the word sample and contexts.")
 @click.option("--out", type=click.Path(file_okay=False), default="runs/ota_recovery", show_default=True,
@@ -176,8 +177,8 @@ def bench_ota_recovery(model, n_words, iterations, contexts, inits, lrs, every, 
              "its_to_95: first iteration with mean similarity >= 95% of the same setting's final similarity; "
              f"its_to_95_ref: the same against the reference setting {REFERENCE}",
              f"stop_it / dist_at_stop: mean iteration where the early stop (patience {patience}, tol {tol}) ends a "
-             "word, and the mean distance there",
-             f"winning context variant (lower final distance): **{best}**"]
+             "word, and the mean distance there"] + \
+            ([f"winning context variant (lower final distance): **{best}**"] if best else [])
     md = record_md(record or None, f"bench ota-recovery: {model}", res["summary"], notes=notes,
                    columns=["contexts", "init", "lr", "start", "end", "best_iteration", "its_to_95", "its_to_95_ref",
                             "stop_it", "dist_at_stop"])
