@@ -48,8 +48,8 @@ def tiny_roberta(tmp_path_factory):
     """A random 2-layer RoBERTa with a byte-level BPE vocabulary (positions depend on padding)."""
     from transformers import RobertaConfig, RobertaModel, RobertaTokenizer
 
-    merges = [("Ġ", "d"), ("Ġd", "o"), ("Ġdo", "g"), ("i", "n"), ("in", "g"), ("Ġ", "c"), ("Ġc", "a"), ("Ġca", "t"),
-              ("Ġ", "s"), ("Ġs", "u"), ("Ġsu", "n")]
+    merges = [("Ġ", "d"), ("Ġd", "o"), ("Ġdo", "g"), ("i", "n"), ("in", "g"), ("Ġ", "c"), ("Ġc", "a"),
+              ("Ġca", "t"), ("Ġ", "s"), ("Ġs", "u"), ("Ġsu", "n")]
     vocab = list(dict.fromkeys(["<s>", "<pad>", "</s>", "<unk>", ".", "Ġ"] + list("abcdefghijklmnopqrstuvwxyz")
                                + ["".join(m) for m in merges]))
     folder = tmp_path_factory.mktemp("tiny_roberta")

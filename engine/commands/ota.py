@@ -55,7 +55,8 @@ def ota_options(f):
 @cli.command("ota")
 @click.option("--model", required=True, help="The model: 'minilm', 'splade-tiny', a Hugging Face name or a local "
                                              "path. Must be the model whose input embeddings the index holds.")
-@click.option("--into", "into", required=True, help="A words index built with: lexprobe index words --vectors hf:MODEL.")
+@click.option("--into", "into", required=True,
+              help="A words index built with: lexprobe index words --vectors hf:MODEL.")
 @click.option("--words", "word_args", multiple=True,
               help="A word, or a file with one word a line; repeat the option for more (words may also follow "
                    "as arguments).")
@@ -133,7 +134,8 @@ def _floats(text: str) -> list[float]:
 @click.option("--layers", default="all", show_default=True, help="Layers in the loss (see lexprobe ota).")
 @click.option("--patience", type=int, default=_DEFAULTS["patience"], show_default=True,
               help="Early stop evaluated on the recorded losses.")
-@click.option("--tol", type=float, default=_DEFAULTS["tol"], show_default=True, help="Relative improvement for --patience.")
+@click.option("--tol", type=float, default=_DEFAULTS["tol"], show_default=True,
+              help="Relative improvement for --patience.")
 @click.option("--batch-size", type=int, default=256, show_default=True, help="Rows (word x setting) per batch.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the word sample and contexts.")
 @click.option("--out", type=click.Path(file_okay=False), default="runs/ota_recovery", show_default=True,
