@@ -232,14 +232,14 @@ def test_readers_never_see_a_mix_during_ota_insertions(tmp_path):
     zygote = ch.Zygote("splade-tiny")
     try:
         home, stop = tmp_path / "home", tmp_path / "stop"
-        assert zygote.run(home, "-q", "index", "words", "--vectors", "hf:splade-tiny", "--limit", "8000",
+        assert zygote.run(home, "-q", "index", "words", "--vectors", "hf:splade-tiny", "--limit", "3000",
                           "--name", "sp") == 0
-        readers = [subprocess.Popen([sys.executable, "-c", OTA_READER, str(home), "8000", ",".join(OTA_WORDS),
+        readers = [subprocess.Popen([sys.executable, "-c", OTA_READER, str(home), "3000", ",".join(OTA_WORDS),
                                      str(stop)], env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True) for _ in range(2)]
         time.sleep(3)  # readers are up
         for seed in ("1", "2"):
-            assert zygote.run(home, "-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "5",
+            assert zygote.run(home, "-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "2",
                               "--seed", seed, "--replace", *OTA_WORDS) == 0
         time.sleep(1)
         stop.touch()

@@ -238,13 +238,13 @@ OTA_WORDS = ["kumquat", "persimmon"]
 def test_sigkill_during_ota_insertion(zygote, cli, tmp_path):
     """``lexprobe ota --into`` (OTA vectors appended to a words index, replacing the previous ones)."""
     base = tmp_path / "base"
-    assert zygote.run(base, "-q", "index", "words", "--vectors", "hf:splade-tiny", "--limit", "8000",
+    assert zygote.run(base, "-q", "index", "words", "--vectors", "hf:splade-tiny", "--limit", "3000",
                       "--name", "sp") == 0
-    probes = ["apple", "river"]
+    probes = ["river", "city"]
     words, matrix = ch.word_state(base, "sp")
     versions = {"base": (words, matrix, ch.neighbor_answers(base, "sp", probes))}
     ota_answers = {}
-    commands = {f"seed{s}": ("-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "8",
+    commands = {f"seed{s}": ("-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "2",
                              "--seed", s, "--replace", *[a for w in OTA_WORDS for a in ("--words", w)])
                 for s in ("1", "2")}
     full = 0.0
