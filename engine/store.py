@@ -148,7 +148,11 @@ def write_lock(home: Path, name: str, wait: float | None = None) -> Iterator[Non
     ``wait`` defaults to ``$LEXPROBE_LOCK_WAIT`` (0: fail at once with a clear message).
     """
     if wait is None:
-        wait = float(os.environ.get("LEXPROBE_LOCK_WAIT", "0"))
+        try:
+            wait = float(os.environ.get("LEXPROBE_LOCK_WAIT", "0"))
+        except ValueError:
+            raise LexprobeError(f"LEXPROBE_LOCK_WAIT={os.environ['LEXPROBE_LOCK_WAIT']!r} is not a number of "
+                                "seconds") from None
     home.mkdir(parents=True, exist_ok=True)
     lock_path = home / f".{name}.lock"
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -254,3 +254,11 @@ def test_readers_never_see_a_mix_during_ota_insertions(tmp_path):
     for report in reports:
         assert report["errors"] == [] and report["opens"] >= 5
     assert max(r["versions"] for r in reports) >= 2  # the readers did overlap the insertions
+
+
+def test_bad_lock_wait_setting_is_one_clear_line(cli, tmp_path, monkeypatch):
+    ch.write_glove(tmp_path / "v.txt", 50, DIM, 1)
+    monkeypatch.setenv("LEXPROBE_LOCK_WAIT", "soon")
+    r = cli("--home", tmp_path / "home", "index", "words", "--vectors", tmp_path / "v.txt", "--name", "w")
+    assert r.code == 2 and r.err.strip().count("\n") == 0 and "LEXPROBE_LOCK_WAIT" in r.err, r
+    assert not (tmp_path / "home" / "w").exists()
