@@ -119,3 +119,14 @@ def test_unknown_model_and_pooling():
         TokenEncoder("no-such-model-xyz")
     with pytest.raises(LexprobeError, match="unknown pooling"):
         TokenEncoder("minilm", pooling="max")
+
+
+def test_bench_encode_records_both_methods(shared_data, tmp_path):
+    from engine.perf.encode import run_encode_bench
+
+    out = tmp_path / "encode.md"
+    result = run_encode_bench("minilm", f"wsd:{shared_data / 'wsd_eval/semeval2007'}", n_sentences=6, seed=0,
+                              record_path=str(out))
+    assert result["max_diff"] < 1e-4  # both methods embed the same targets alike
+    text = out.read_text()
+    assert "one sentence per forward pass" in text and "speed-up" in text and "numpy float32 matmul" in text
