@@ -69,3 +69,14 @@ def test_bench_offsets_same_seed_same_bytes(cli, shared_data, glove_30k_homes, t
     assert [n for n in _differing(outs["a"], outs["rerun"]) if n != "summary.json"] == []
     # the seed matters: the random sets (and so their table) change with it
     assert "sets.parquet" in _differing(outs["a"], outs["other-seed"])
+
+
+@pytest.mark.parametrize("method, honest", [("add", "--honest"), ("mul", "--no-honest")])
+def test_bench_analogy_same_command_same_bytes(cli, shared_data, glove_30k_homes, tmp_path, method, honest):
+    bats = f"bats:{shared_data / 'BATS_3.0' / '1_Inflectional_morphology'}"
+    for label, home in (("a", glove_30k_homes[0]), ("b", glove_30k_homes[1])):
+        r = cli("--home", home, "-q", "bench", "analogy", "--words", "g", "--dataset", bats, "--method", method,
+                honest, "--out", tmp_path / label)
+        assert r.code == 0, r
+    assert _differing(tmp_path / "a", tmp_path / "b") == []
+    assert {p.suffix for p in (tmp_path / "a").iterdir()} >= {".parquet", ".md", ".json", ".png"}
