@@ -33,7 +33,7 @@ from .progress import bar
 POOLINGS = ("mean", "first", "last")
 LOST_PAST_LIMIT = "past the model's length limit"
 LOST_NO_SUBWORDS = "no subword tokens"
-DEFAULT_BATCH_TOKENS = 1024
+DEFAULT_BATCH_TOKENS = 512
 DEFAULT_MAX_BATCH = 256
 _BIG = np.int64(1 << 32)  # key = sentence * _BIG + word index, for vectorised span lookup
 

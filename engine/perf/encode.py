@@ -56,7 +56,7 @@ def sample_sentences(corpus: Corpus, n: int, seed: int) -> tuple[list[list[str]]
     return ([words[rows[c]].as_py() for c in chosen], [by_sentence[ids[rows[c]]] for c in chosen])
 
 
-def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str = "mean", batch_tokens: int = 1024,
+def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str = "mean", batch_tokens: int = 512,
                      threads: int | None = None, n_sentences: int = 400, seed: int = 0,
                      record_path: str | None = None, build_index: tuple[Path, str] | None = None) -> dict:
     corpus = read_corpus(corpus_spec)
