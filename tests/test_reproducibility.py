@@ -80,3 +80,17 @@ def test_bench_analogy_same_command_same_bytes(cli, shared_data, glove_30k_homes
         assert r.code == 0, r
     assert _differing(tmp_path / "a", tmp_path / "b") == []
     assert {p.suffix for p in (tmp_path / "a").iterdir()} >= {".parquet", ".md", ".json", ".png"}
+
+
+def test_bench_wnlampro_same_seed_same_bytes(cli, tmp_path):
+    """Masked-LM probing with a seeded OTA strategy (random contexts) on a tiny WNLaMPro file."""
+    data = tmp_path / "WNLaMPro.txt"
+    data.write_text("1\tdev\tkumquat (n,1.5,30)\thypernym\tfruit (n,4.0,10000)\tcitrus (n,3.0,1000)\n"
+                    "2\ttest\tquince (n,1.5,30)\thypernym\tfruit (n,4.0,10000)\n"
+                    "3\ttest\tsparrow (n,3.0,800)\thypernym\tbird (n,4.5,20000)\n")
+    for label in ("a", "b"):
+        r = cli("-q", "bench", "wnlampro", "--model", "splade-tiny", "--dataset", data, "--strategies",
+                "original,ota", "--ota-iterations", "3", "--seed", "1", "--out", tmp_path / label)
+        assert r.code == 0, r
+    assert _differing(tmp_path / "a", tmp_path / "b") == []
+    assert {p.suffix for p in (tmp_path / "a").iterdir()} >= {".parquet", ".md", ".json", ".png"}
