@@ -94,3 +94,16 @@ def test_bench_wnlampro_same_seed_same_bytes(cli, tmp_path):
         assert r.code == 0, r
     assert _differing(tmp_path / "a", tmp_path / "b") == []
     assert {p.suffix for p in (tmp_path / "a").iterdir()} >= {".parquet", ".md", ".json", ".png"}
+
+
+def test_bench_senses_same_seed_same_bytes(cli, shared_data, tmp_path):
+    """Sense ranking (token index built by each run in its own fresh home) on a seeded query sample."""
+    corpus = f"wsd:{shared_data / 'wsd_eval' / 'senseval2'}"
+    for label in ("a", "b"):
+        r = cli("--home", tmp_path / f"home-{label}", "-q", "bench", "senses", "--model", "splade-tiny",
+                "--database", corpus, "--queries", corpus, "--database-sentences", "80", "-k", "5",
+                "--min-sense-count", "2", "--limit-queries", "30", "--seed", "1", "--out", tmp_path / label,
+                "--record", "")
+        assert r.code == 0, r
+    assert _differing(tmp_path / "a", tmp_path / "b") == []
+    assert {p.suffix for p in (tmp_path / "a").iterdir()} >= {".parquet", ".md", ".json", ".png"}
