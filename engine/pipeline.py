@@ -333,7 +333,7 @@ def ota_stage(run_dir: RunDir, settings: Settings) -> Section:
     from .ota_recovery import run_recovery, winner
     from .plots import line_plot
 
-    n_words, iterations = (8, 200) if settings.quick else (32, 1000)
+    n_words, iterations = (8, 200) if settings.quick else (16, 600)
     tokenizer, encoder = load_tokenizer("minilm"), load_encoder("minilm")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
