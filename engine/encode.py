@@ -61,18 +61,13 @@ def parse_layers(layer: int | None = None, layers: str | None = None) -> tuple[i
 
 
 def default_threads() -> int:
-    """Torch threads: the cores this process may use, less those other processes keep busy (1-minute load
-    average), at least 1. On a shared machine, threads beyond the idle cores spin-wait on each other: measured
-    here under load 9 on 2 cores, 2 threads took twice the wall time of 1 thread for the same batches."""
+    """Torch threads: the cores this process may use (its CPU affinity). On a machine shared with other busy
+    processes, pass ``--threads 1``: threads beyond the idle cores spin-wait on each other (measured here under
+    load 9 on 2 cores: 2 threads took twice the wall time of 1 thread)."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
-        cores = os.cpu_count() or 1
-    try:
-        busy = int(os.getloadavg()[0])
-    except OSError:
-        busy = 0
-    return max(1, min(cores, cores - busy))
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass

@@ -18,8 +18,8 @@ _CORPUS_HELP = ("Corpus as KIND:PATH. wsd: the Raganato et al. XML + gold keys (
 
 def model_options(f):
     """--model, --layer/--layers, --pooling, --batch-tokens, --threads: how token vectors are made."""
-    f = click.option("--threads", type=int, help="Torch threads (default: the idle cores, i.e. cores minus the 1-minute load "
-                                          "average, at least 1).")(f)
+    f = click.option("--threads", type=int, help="Torch threads (default: every core this process may use; "
+                                          "on a busy shared machine, 1 is faster).")(f)
     f = click.option("--batch-tokens", type=int, default=512, show_default=True,
                      help="Padded subword tokens per batch (sentences are sorted by length first).")(f)
     f = click.option("--pooling", type=click.Choice(["mean", "first", "last"]), default="mean", show_default=True,
