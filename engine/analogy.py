@@ -81,8 +81,10 @@ class Answers:
 
 
 def _topk(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row-wise top-k (descending, ties by lower column) of a score matrix with -inf for excluded."""
+    """Row-wise top-k (descending; equal scores in column order) of a score matrix with -inf for excluded."""
     k = min(k, R.shape[1])
+    if k == 0:
+        return np.zeros((len(R), 0), dtype=np.int64), np.zeros((len(R), 0), dtype=R.dtype)
     part = np.argpartition(-R, k - 1, axis=1)[:, :k] if k < R.shape[1] else np.tile(np.arange(R.shape[1]), (len(R), 1))
     vals = np.take_along_axis(R, part, axis=1)
     order = np.lexsort((part, -vals), axis=1)
@@ -133,7 +135,7 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
         g_best = np.full(len(js), -np.inf, dtype=np.float32)
         np.maximum.at(g_best, rr, score(gg, rr, S[js[rr], gg]))
         everything = np.arange(len(js))
-        if prune and bound is not None:
+        if prune and bound is not None and kc >= k + 3:
             cand = np.argpartition(-bound, kc)[:kc + 1]
             last = np.argmin(bound[cand])
             thr, cand = bound[cand[last]], np.sort(np.delete(cand, last))  # no word outside cand has a larger bound
