@@ -90,6 +90,19 @@ def load(path: str, display: str | os.PathLike | None = None) -> faiss.Index:
         raise CorruptIndexError(f"{display or path}: not a readable FAISS index ({first})") from None
 
 
+def load_for(store) -> "VectorIndex":
+    """The FAISS index of an opened :class:`~engine.store.Store`, checked against its shards (one vector per
+    live row, same dimension) and with the index parameters recorded in its manifest."""
+    entry = store.manifest["files"]["faiss"]
+    display = store.path / entry["file"]
+    index = load(store.file_path("faiss"), display)
+    live = store.count - len(store.tombstones)
+    if index.ntotal != live or index.d != store.dim:
+        raise CorruptIndexError(f"{display}: holds {index.ntotal} vectors of dimension {index.d}, "
+                                f"the shards {live} of dimension {store.dim}")
+    return VectorIndex(index, IndexParams(**store.meta.get("index", {})))
+
+
 @dataclass
 class VectorIndex:
     """A FAISS index whose ids are store row ids, with exact exclusion and subset restriction."""

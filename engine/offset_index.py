@@ -206,9 +206,7 @@ class OffsetIndex:
 
     @classmethod
     def open(cls, home: Path, name: str) -> "OffsetIndex":
-        store = open_index(home, name)
-        if store.kind != KIND:
-            raise LexprobeError(f"{store.path}: index {name!r} is a {store.kind} index, not an offsets index")
+        store = open_index(home, name, kind=KIND)
         return cls(store)
 
     @property

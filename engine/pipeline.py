@@ -289,7 +289,7 @@ def offsets_stage(run_dir: RunDir, settings: Settings) -> Section:
     bats, randoms = overall["bats"], [r for k, r in overall.items() if k != "bats"]
     near_half = all(abs(r["pcs"] - 0.5) <= max(r["pcs_iqr"] / 2, 0.02) for r in randoms)
     section = Section("offsets", STAGE_TITLES["offsets"], "analogies")
-    section.text.append(f"Offsets index `glove-bats-offsets` " + ("reused." if built["reused"] else
+    section.text.append("Offsets index `glove-bats-offsets` " + ("reused." if built["reused"] else
                         f"built ({built['reason']}).") + f" {summary['relations']} relations; skipped: "
                         f"{', '.join(summary['skipped_relations']) or 'none'}.")
     section.tables.append(Table(

@@ -379,13 +379,16 @@ def list_indexes(home: Path) -> list[Path]:
                   and ((p / MANIFEST).exists() or (p / SHARD_DIR).is_dir()))
 
 
-def open_index(home: Path, name: str, *, verify: bool = True) -> Store:
-    """Open index ``name`` under ``home`` with a clear error when it does not exist."""
+def open_index(home: Path, name: str, *, verify: bool = True, kind: str | None = None) -> Store:
+    """Open index ``name`` under ``home`` with a clear error when it does not exist or is not of ``kind``."""
     path = home / check_name(name)
     if not (path / MANIFEST).exists() and not (path / SHARD_DIR).is_dir():
         known = ", ".join(p.name for p in list_indexes(home)) or "none"
         raise LexprobeError(f"{path}: no index named {name!r} (indexes in {home}: {known})")
-    return Store.open(path, verify=verify)
+    store = Store.open(path, verify=verify)
+    if kind is not None and store.kind != kind:
+        raise LexprobeError(f"{store.path}: index {name!r} is a {store.kind} index, not a {kind} index")
+    return store
 
 
 # ---------------------------------------------------------------------------------------------- write

@@ -145,14 +145,8 @@ class TokenIndex:
 
     @classmethod
     def open(cls, home: Path, name: str) -> "TokenIndex":
-        store = open_index(home, name)
-        if store.kind != KIND:
-            raise LexprobeError(f"{store.path}: index {name!r} is a {store.kind} index, not a tokens index")
-        faiss_index = vindex.load(store.file_path("faiss"), store.path / FAISS_FILE)
-        if faiss_index.ntotal != store.count or faiss_index.d != store.dim:
-            raise CorruptIndexError(f"{store.path / FAISS_FILE}: holds {faiss_index.ntotal} vectors of dimension "
-                                    f"{faiss_index.d}, the shards {store.count} of dimension {store.dim}")
-        return cls(store, vindex.VectorIndex(faiss_index, vindex.IndexParams(**store.meta.get("index", {}))))
+        store = open_index(home, name, kind=KIND)
+        return cls(store, vindex.load_for(store))
 
     @property
     def name(self) -> str:

@@ -104,16 +104,8 @@ class WordIndex:
 
     @classmethod
     def open(cls, home: Path, name: str) -> "WordIndex":
-        store = open_index(home, name)
-        if store.kind != KIND:
-            raise LexprobeError(f"{store.path}: index {name!r} is a {store.kind} index, not a words index")
-        faiss_index = vindex.load(store.file_path("faiss"), store.path / FAISS_FILE)
-        live = store.count - len(store.tombstones)
-        if faiss_index.ntotal != live or faiss_index.d != store.dim:
-            raise LexprobeError(f"{store.path / FAISS_FILE}: holds {faiss_index.ntotal} vectors of dimension "
-                                f"{faiss_index.d}, the shards {live} of dimension {store.dim}")
-        params = vindex.IndexParams(**store.meta.get("index", {}))
-        return cls(store, vindex.VectorIndex(faiss_index, params))
+        store = open_index(home, name, kind=KIND)
+        return cls(store, vindex.load_for(store))
 
     @property
     def name(self) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ from engine import pipeline
 from engine.datasets.google import read_questions
 from engine.errors import LexprobeError
 from engine.report import Image, Section, Table
-from engine.store import MANIFEST, Store
+from engine.store import Store
 from engine.words import WordIndex, build_word_index
 
 

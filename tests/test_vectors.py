@@ -57,7 +57,7 @@ def test_word2vec_binary_written_by_gensim(tmp_path):
                                              ("glove.txt", False, "glove")])
 def test_text_formats(tmp_path, name, header, fmt):
     path = tmp_path / name
-    path.write_text((f"3 3\n" if header else "") + _text(WORDS, VECS))
+    path.write_text(("3 3\n" if header else "") + _text(WORDS, VECS))
     source, words, mat, _ = _read_all(path)
     assert source.format == fmt and words == WORDS
     np.testing.assert_allclose(mat, VECS)

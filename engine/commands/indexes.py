@@ -8,7 +8,6 @@ import click
 
 from .. import index as vindex
 from ..cli import Context, format_option, index_group
-from ..errors import CorruptIndexError
 from ..output import render
 from ..store import Store, list_indexes, open_index, remove_index
 
@@ -42,11 +41,7 @@ def verify_store(store: Store) -> dict:
     """Structural checks beyond the checksums Store.open already did: the FAISS index matches the shards."""
     report = {"name": store.name, "kind": store.kind, "count": store.count, "shards": len(store.manifest["shards"])}
     if "faiss" in store.manifest.get("files", {}):
-        index = vindex.load(store.file_path("faiss"), store.path / store.manifest["files"]["faiss"]["file"])
-        live = store.count - len(store.tombstones)
-        if index.ntotal != live or index.d != store.dim:
-            raise CorruptIndexError(f"{store.path / store.manifest['files']['faiss']['file']}: holds {index.ntotal} "
-                                    f"vectors of dimension {index.d}, the shards {live} of dimension {store.dim}")
+        index = vindex.load_for(store)
         report["faiss_vectors"] = index.ntotal
     return report
 
