@@ -93,7 +93,8 @@ def _topk(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np.ndarray, method: str, k: int = 1,
                    honest: bool = False, eps: float = DEFAULT_EPS, gram: np.ndarray,
-                   prune: bool = True, ranks_wanted: bool = True) -> tuple[np.ndarray, np.ndarray, Answers]:
+                   prune: bool = True, ranks_wanted: bool = True,
+                   search=None) -> tuple[np.ndarray, np.ndarray, Answers]:
     """All questions of one relation from ``P`` (2n x V cosines: rows 0..n-1 the start words, n..2n-1 the end
     words, columns the candidate vocabulary, row ids 0..V-1).
 
@@ -101,7 +102,9 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
     ``gram`` the (2n, 2n) cosines among the rows. Returns the question index arrays ``(i, j)`` (a:a* = pair i,
     b = start of pair j) in row-major order and their :class:`Answers`. ``prune=False`` scans the whole
     vocabulary for every question (the reference the pruned path is tested against); ``ranks_wanted=False``
-    leaves the gold ranks at -1 (answers only).
+    leaves the gold ranks at -1 (answers only). ``search(a_ids, a_star_ids, b_ids, excl, k) -> (ids, scores)``,
+    given for ``add``, answers the questions the pruning leaves open through the words index (one batched FAISS
+    search of the unnormalised queries b - a + a* per relation) instead of scanning the vocabulary here.
     """
     V = P.shape[1]
     S, E = P[:n], P[n:]
@@ -112,6 +115,8 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
     ranks = np.full(len(ii), -1, dtype=np.int64)
     M = S.max(axis=0) if method != "pairdir" else None
     kc = min(V - 1, max(_CANDIDATES, 4 * k + 8))
+    open_rows, open_excl = [], []
+    pruned = prune and method != "pairdir" and kc >= k + 3
     for i in range(n):
         rows = np.flatnonzero(ii == i)
         js = jj[rows]
@@ -126,7 +131,7 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
             h = _partial(method, E[i], S[i], eps)
             score = lambda c, r, cb: _combine(method, h[c], cb)
             bound = _combine(method, h, M)
-        outer = lambda cols, sel: score(cols[None, :], sel[:, None], S[js[sel]][:, cols])
+        outer = lambda cols, sel: score(cols[None, :], sel[:, None], S[np.ix_(js[sel], cols)])
         # the best-scoring accepted answer of each question (not excluded, inside the candidates)
         rr = np.repeat(np.arange(len(js)), [len(gold[j]) for j in js])
         gg = np.asarray([g for j in js for g in gold[j]], dtype=np.int64)
@@ -135,7 +140,7 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
         g_best = np.full(len(js), -np.inf, dtype=np.float32)
         np.maximum.at(g_best, rr, score(gg, rr, S[js[rr], gg]))
         everything = np.arange(len(js))
-        if prune and bound is not None and kc >= k + 3:
+        if pruned:
             cand = np.argpartition(-bound, kc)[:kc + 1]
             last = np.argmin(bound[cand])
             thr, cand = bound[cand[last]], np.sort(np.delete(cand, last))  # no word outside cand has a larger bound
@@ -149,7 +154,10 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
             count = np.flatnonzero(np.isfinite(g_best) & (g_best <= thr))
         else:
             todo, floor, count = everything, -np.inf, np.flatnonzero(np.isfinite(g_best))
-        if len(todo):  # words whose bound reaches the k-th best found so far may still enter the top k
+        if len(todo) and search is not None:  # answered below, all of the relation's open questions at once
+            open_rows.append(rows[todo])
+            open_excl.append(excl[todo])
+        elif len(todo):  # words whose bound reaches the k-th best found so far may still enter the top k
             cols = np.flatnonzero(bound >= floor) if bound is not None and np.isfinite(floor) else np.arange(V)
             R = _masked(outer(cols, todo), cols, excl[todo])
             top, vals = _topk(R, k)
@@ -158,6 +166,10 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
             cols = np.flatnonzero(bound > g_best[count].min()) if bound is not None else np.arange(V)
             R = _masked(outer(cols, count), cols, excl[count])
             ranks[rows[count]] = 1 + (R > g_best[count, None]).sum(axis=1)
+    if open_rows:
+        q_rows, q_excl = np.concatenate(open_rows), np.concatenate(open_excl)
+        out_ids[q_rows], out_scores[q_rows] = search(s_ids[ii[q_rows]], e_ids[ii[q_rows]], s_ids[jj[q_rows]],
+                                                      q_excl, k)
     out_ids[~np.isfinite(out_scores)] = -1
     if method == "add":  # report cosines: divide by ||b - a + a*||, from the Gram matrix of unit vectors
         qn = np.sqrt(np.maximum(3.0 + 2.0 * (gram[n + ii, jj] - gram[n + ii, ii] - gram[ii, jj]), 1e-12))
@@ -209,6 +221,11 @@ def run_relations(words: WordIndex, relations: list[Relation], *, method: str = 
         raise LexprobeError(f"--restrict-vocab must be at least 1, not {restrict}")
     unit = words.unit
     vocab = unit[:V]
+
+    def search(a_ids, a_star_ids, b_ids, excl, kk):
+        q = unit[b_ids] - unit[a_ids] + unit[a_star_ids]
+        D, I = words.vectors.search(q, kk, exclude=excl if excl.shape[1] else None, restrict=restrict)
+        return I, D
     parts, skipped = [], []
     for rel in bar(relations, desc=f"analogy {method}", unit="relation"):
         n = len(rel.pairs)
@@ -221,7 +238,8 @@ def run_relations(words: WordIndex, relations: list[Relation], *, method: str = 
         gram = W @ W.T
         gold = [words.ids(answers).tolist() for _, answers in rel.pairs]
         ii, jj, ans = solve_relation(P, n, gold=gold, word_ids=word_ids, method=method, k=k, honest=honest,
-                                     eps=eps, gram=gram, prune=prune, ranks_wanted=ranks)
+                                     eps=eps, gram=gram, prune=prune, ranks_wanted=ranks,
+                                     search=search if method == "add" and prune and words.vectors.is_exact else None)
         parts.append(_question_rows(words, rel, word_ids, gold, ii, jj, ans, k))
     if not parts:
         raise LexprobeError("no relation has two usable word pairs: nothing to answer")
