@@ -109,7 +109,7 @@ def _ota(ctx: Context) -> dict:
 def _probing(ctx: Context) -> dict:
     from .probing import run_probing_bench
 
-    return run_probing_bench("splade-tiny", n_sentences=512, loop_sample=64, batch_size=64, seed=ctx.seed,
+    return run_probing_bench("splade-tiny", n_sentences=1024, loop_sample=128, batch_size=64, seed=ctx.seed,
                              record_path=ctx.record_path("probing"))
 
 
@@ -157,7 +157,7 @@ def run_perf(home: Path, out: str | Path, data: dict[str, Path], *, seed: int = 
         echo(f"[{bench.name}] {ratio:.1f}x ({status}, {seconds:.0f} s)")
     ctx.out.write_table("perf", rows)
     text = record(results_path, "bench perf: every speed benchmark, ratio against its baseline in the same run",
-                  rows, notes=[f"details of each benchmark: {Path(out).resolve()}/<benchmark>.md",
+                  rows, notes=[f"details of each benchmark (this run): {out}/<benchmark>.md",
                                "ratio = lexprobe's rate / the baseline's rate, same machine, same process"])
     ctx.out.write_text("RESULTS.md", text)
     return rows
