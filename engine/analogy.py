@@ -26,7 +26,11 @@ The usual test excludes a, a* and b from the answers; the honest test (``honest=
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
+import faiss
 
 import numpy as np
 import pyarrow as pa
@@ -226,21 +230,32 @@ def run_relations(words: WordIndex, relations: list[Relation], *, method: str = 
         q = unit[b_ids] - unit[a_ids] + unit[a_star_ids]
         D, I = words.vectors.search(q, kk, exclude=excl if excl.shape[1] else None, restrict=restrict)
         return I, D
-    parts, skipped = [], []
-    for rel in bar(relations, desc=f"analogy {method}", unit="relation"):
+    use_search = method == "add" and prune and words.vectors.is_exact
+
+    def solve(rel: Relation) -> pa.Table:
         n = len(rel.pairs)
-        if n < 2:
-            skipped.append({"relation": rel.name, "pairs": n, "reason": "fewer than two usable pairs"})
-            continue
         word_ids = np.concatenate([words.ids(rel.starts), words.ids(rel.ends)])
         W = unit[word_ids]
-        P = W @ vocab.T
         gram = W @ W.T
         gold = [words.ids(answers).tolist() for _, answers in rel.pairs]
-        ii, jj, ans = solve_relation(P, n, gold=gold, word_ids=word_ids, method=method, k=k, honest=honest,
-                                     eps=eps, gram=gram, prune=prune, ranks_wanted=ranks,
-                                     search=search if method == "add" and prune and words.vectors.is_exact else None)
-        parts.append(_question_rows(words, rel, word_ids, gold, ii, jj, ans, k))
+        ii, jj, ans = solve_relation(W @ vocab.T, n, gold=gold, word_ids=word_ids, method=method, k=k,
+                                     honest=honest, eps=eps, gram=gram, prune=prune, ranks_wanted=ranks,
+                                     search=search if use_search else None)
+        return _question_rows(words, rel, word_ids, gold, ii, jj, ans, k)
+
+    skipped = [{"relation": r.name, "pairs": len(r.pairs), "reason": "fewer than two usable pairs"}
+               for r in relations if len(r.pairs) < 2]
+    usable = [r for r in relations if len(r.pairs) >= 2]
+    # relations are independent: one per core (numpy and FAISS release the GIL; FAISS's own threads are
+    # turned down meanwhile so the cores are not oversubscribed)
+    workers = max(1, min(len(usable), os.cpu_count() or 1))
+    omp = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1 if workers > 1 else omp)
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            parts = list(bar(pool.map(solve, usable), total=len(usable), desc=f"analogy {method}", unit="relation"))
+    finally:
+        faiss.omp_set_num_threads(omp)
     if not parts:
         raise LexprobeError("no relation has two usable word pairs: nothing to answer")
     return RelationRun(pa.concat_tables(parts), skipped)

@@ -379,6 +379,10 @@ def list_indexes(home: Path) -> list[Path]:
                   and ((p / MANIFEST).exists() or (p / SHARD_DIR).is_dir()))
 
 
+def _a(noun: str) -> str:
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
 def open_index(home: Path, name: str, *, verify: bool = True, kind: str | None = None) -> Store:
     """Open index ``name`` under ``home`` with a clear error when it does not exist or is not of ``kind``."""
     path = home / check_name(name)
@@ -387,7 +391,7 @@ def open_index(home: Path, name: str, *, verify: bool = True, kind: str | None =
         raise LexprobeError(f"{path}: no index named {name!r} (indexes in {home}: {known})")
     store = Store.open(path, verify=verify)
     if kind is not None and store.kind != kind:
-        raise LexprobeError(f"{store.path}: index {name!r} is a {store.kind} index, not a {kind} index")
+        raise LexprobeError(f"{store.path}: index {name!r} is {_a(store.kind)} index, not {_a(kind)} index")
     return store
 
 

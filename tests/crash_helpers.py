@@ -28,10 +28,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 CRASH_STEPS = ("fsync", "rename", "exchange", "rmtree", "faiss_write", "shard_write")
 
-# The parent never computes with torch (model loads only), so no thread pool exists at fork time.
+# The parent never computes with torch (model loads only) and runs torch on one thread, so no OpenMP pool
+# exists at fork time (a pool inherited by a forked child can deadlock it).
 ZYGOTE = r"""
 import json, os, shutil, signal, sys
 import torch, transformers, transformers.models.bert  # the slow imports, once
+torch.set_num_threads(1)
 import engine.cli, engine.encode, engine.index, engine.ota, engine.store, engine.tokens
 from engine.models import load_encoder, load_tokenizer
 for name in sys.argv[1:]:  # warm-up: transformers imports the rest of its modules on the first load
@@ -84,9 +86,10 @@ class Zygote:
                                      stderr=subprocess.DEVNULL, text=True)
 
     def run(self, home: Path, *args, kill_after: float | None = None, step: str | None = None, nth: int = 0,
-            code: str | None = None, **extra: str) -> int:
+            code: str | None = None, limit: float = 180.0, **extra: str) -> int:
         """Exit code of ``lexprobe ARGS`` (or of Python ``code`` given ``argv``) under ``home``: -9 when it was
-        killed, after ``kill_after`` seconds or at the ``nth`` call of ``step``; 99 for a traceback."""
+        killed, after ``kill_after`` seconds or at the ``nth`` call of ``step``; 99 for a traceback. A child still
+        running after ``limit`` seconds is killed too (a hung child is one more crash, never a hung test)."""
         job = {"argv": [str(a) for a in args], "env": {"LEXPROBE_HOME": str(home), **extra}, "step": step,
                "nth": nth, "code": code}
         self.proc.stdin.write(json.dumps(job) + "\n")
@@ -96,6 +99,12 @@ class Zygote:
             time.sleep(kill_after)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + limit
+        with contextlib.suppress(ProcessLookupError):
+            while time.monotonic() < deadline:  # the zygote reaps the child: then it is gone
+                os.kill(pid, 0)
+                time.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
         return int(self.proc.stdout.readline())
 
     def timed(self, home: Path, *args, code: str | None = None) -> float:
