@@ -86,10 +86,12 @@ class Zygote:
                                      stderr=subprocess.DEVNULL, text=True)
 
     def run(self, home: Path, *args, kill_after: float | None = None, step: str | None = None, nth: int = 0,
-            code: str | None = None, limit: float = 180.0, **extra: str) -> int:
+            code: str | None = None, limit: float = 60.0, _retries: int = 2, **extra: str) -> int:
         """Exit code of ``lexprobe ARGS`` (or of Python ``code`` given ``argv``) under ``home``: -9 when it was
         killed, after ``kill_after`` seconds or at the ``nth`` call of ``step``; 99 for a traceback. A child still
-        running after ``limit`` seconds is killed too (a hung child is one more crash, never a hung test)."""
+        running after ``limit`` seconds is killed too (a hung child is one more crash, never a hung test): a child
+        forked from a process that loaded torch can deadlock at start, rarely, an artefact of this harness (the
+        ``lexprobe`` commands never fork). A run meant to complete is then run again, up to twice."""
         job = {"argv": [str(a) for a in args], "env": {"LEXPROBE_HOME": str(home), **extra}, "step": step,
                "nth": nth, "code": code}
         self.proc.stdin.write(json.dumps(job) + "\n")
@@ -99,13 +101,17 @@ class Zygote:
             time.sleep(kill_after)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + limit
+        deadline, hung = time.monotonic() + limit, False
         with contextlib.suppress(ProcessLookupError):
             while time.monotonic() < deadline:  # the zygote reaps the child: then it is gone
                 os.kill(pid, 0)
                 time.sleep(0.05)
             os.kill(pid, signal.SIGKILL)
-        return int(self.proc.stdout.readline())
+            hung = True
+        rc = int(self.proc.stdout.readline())
+        if hung and kill_after is None and step is None and _retries:
+            return self.run(home, *args, code=code, limit=limit, _retries=_retries - 1, **extra)
+        return rc
 
     def timed(self, home: Path, *args, code: str | None = None) -> float:
         """Seconds one complete run takes (it must succeed)."""
