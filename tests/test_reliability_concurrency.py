@@ -7,11 +7,9 @@ same index fails at once with one clear line (``LEXPROBE_LOCK_WAIT=0``, the defa
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +21,6 @@ DIM = 20
 
 INSERT = r"""
 import sys, numpy as np
-from pathlib import Path
 from engine.words import insert_words
 home, variants = Path(sys.argv[1]), sys.argv[2].split(",")
 for v in variants:
@@ -35,7 +32,6 @@ for v in variants:
 READER = r"""
 import json, sys, time, traceback
 import numpy as np
-from pathlib import Path
 from engine.words import WordIndex
 home, expected, seconds = Path(sys.argv[1]), json.load(open(sys.argv[2])), float(sys.argv[3])
 seen, errors, opens = {}, [], 0
@@ -120,60 +116,44 @@ def test_readers_never_see_a_mix_during_insertions(versions, tmp_path):
     assert len(seen) >= 2  # the readers did overlap the insertions
 
 
-def _lock_held(lock: Path) -> bool:
-    """Whether some process holds the flock on ``lock`` (read from /proc/locks, without touching the lock)."""
-    if not lock.exists():
-        return False
-    st = os.stat(lock)
-    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    return any(line.split()[5] == key for line in Path("/proc/locks").read_text().splitlines()
-               if "FLOCK" in line and len(line.split()) > 5)
-
-
-def _start_build_and_wait_for_lock(home: Path, src: Path) -> subprocess.Popen:
-    first = subprocess.Popen(ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w"),
-                             env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not _lock_held(home / ".w.lock"):
-        assert first.poll() is None, first.communicate()
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    return first
-
-
-@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="no /proc/locks to see who holds the lock")
 def test_second_writer_fails_clearly_or_waits(cli, versions, tmp_path):
+    """Another process holds the writer lock (this test, so the timing is deterministic): a writer fails at once
+    with one line naming the lock, or after ``LEXPROBE_LOCK_WAIT`` seconds, or waits for the lock and then runs."""
+    from engine.store import write_lock
+
     root, src = versions
     big = tmp_path / "big.txt"
-    big_words, big_matrix = ch.write_glove(big, 40_000, 50, 8)
+    big_words, big_matrix = ch.write_glove(big, 4_000, 50, 8)
     home = tmp_path / "home"
-    home.mkdir()
-    # LEXPROBE_LOCK_WAIT unset (0): the second writer fails at once with one line naming the lock
-    first = _start_build_and_wait_for_lock(home, big)
+    assert cli("--home", home, "-q", "index", "words", "--vectors", big, "--name", "w").code == 0
     env0 = {k: v for k, v in ch.env(home).items() if k != "LEXPROBE_LOCK_WAIT"}
-    second = subprocess.run(ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w"), env=env0,
-                            cwd=ch.REPO, capture_output=True, text=True, timeout=60)
-    assert second.returncode == 2, second.stderr
-    assert second.stderr.count("\n") == 1 and "being written by another process" in second.stderr
-    assert ".w.lock" in second.stderr
-    inserter = subprocess.run([sys.executable, "-c", INSERT, str(home), "1"], env=env0, cwd=ch.REPO,
-                              capture_output=True, text=True, timeout=60)
-    assert inserter.returncode != 0 and "LockedError" in inserter.stderr  # library callers get the exception
-    assert first.wait(timeout=120) == 0
-    words, matrix = ch.word_state(home, "w")
-    assert words == big_words and np.array_equal(matrix, big_matrix)  # the first writer's work is intact
-    # LEXPROBE_LOCK_WAIT=60: the second writer waits, then runs; the result is its complete version
-    first = _start_build_and_wait_for_lock(home, big)
-    second = subprocess.run(ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w"),
-                            env=ch.env(home, LEXPROBE_LOCK_WAIT="60"), cwd=ch.REPO, capture_output=True, text=True,
-                            timeout=120)
-    assert first.wait(timeout=120) == 0
-    assert second.returncode == 0, second.stderr
+    build = ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w")
+    with write_lock(home, "w"):
+        second = subprocess.run(build, env=env0, cwd=ch.REPO, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2, second.stderr
+        assert second.stderr.count("\n") == 1 and "being written by another process" in second.stderr
+        assert ".w.lock" in second.stderr
+        inserter = subprocess.run([sys.executable, "-c", INSERT, str(home), "1"], env=env0, cwd=ch.REPO,
+                                  capture_output=True, text=True, timeout=60)
+        assert inserter.returncode != 0 and "LockedError" in inserter.stderr  # library callers get the exception
+        began = time.monotonic()
+        short = subprocess.run(build, env=ch.env(home, LEXPROBE_LOCK_WAIT="1"), cwd=ch.REPO, capture_output=True,
+                               text=True, timeout=60)
+        assert short.returncode == 2 and "being written by another process" in short.stderr
+        assert time.monotonic() - began >= 1.0  # it did wait the second it was given
+        waiter = subprocess.Popen(build, env=ch.env(home, LEXPROBE_LOCK_WAIT="60"), cwd=ch.REPO,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)
+        assert waiter.poll() is None  # still waiting for the lock
+        words, matrix = ch.word_state(home, "w")
+        assert words == big_words and np.array_equal(matrix, big_matrix)  # the holder's version is intact
+    _, err = waiter.communicate(timeout=120)
+    assert waiter.returncode == 0, err
     assert cli("--home", home, "index", "verify", "w").code == 0
     words, _ = ch.word_state(home, "w")
     assert words == json.loads((root / "expected.json").read_text())["base"]["words"]
     history = json.loads((home / "w" / "manifest.json").read_text())["history"]
-    assert [h["op"] for h in history] == ["build"]  # one clean build, not two interleaved
+    assert [h["op"] for h in history] == ["build"]  # one clean rebuild, not two interleaved
 
 
 def test_an_open_reader_keeps_its_version_after_a_swap(tmp_path):
@@ -198,7 +178,6 @@ OTA_WORDS = ["kumquat", "persimmon", "quince"]
 # or none of the OTA words, and FAISS holding exactly the unit vectors of the shards' live rows.
 OTA_READER = r"""
 import json, sys, time
-from pathlib import Path
 import numpy as np
 from engine.words import WordIndex
 home, base_count, ota, stop = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), Path(sys.argv[4])
