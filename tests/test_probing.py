@@ -77,6 +77,9 @@ def test_rank_targets_ties_and_top():
     ranks, top = rank_targets(logits, [[3, 4]], 3)
     assert ranks.tolist() == [3] and top.tolist() == [[1, 2, 3]]  # two tokens above target 3
     assert rank_targets(logits, [[2]], 2)[0].tolist() == [1]  # a tie counts for the target: 1 + strictly higher
+    straddle = np.array([[1.0, 3.0, 2.0, 2.0, 2.0], [0.0, 1.0, 1.0, 5.0, 1.0]])  # ties across the cut at 2
+    ranks, top = rank_targets(straddle, [[4], [0, 2]], 2)
+    assert top.tolist() == [[1, 2], [3, 1]] and ranks.tolist() == [2, 2]  # tied: lower id first
 
 
 def test_random_baseline_is_exact():
