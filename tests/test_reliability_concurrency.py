@@ -21,6 +21,7 @@ DIM = 20
 
 INSERT = r"""
 import sys, numpy as np
+from pathlib import Path
 from engine.words import insert_words
 home, variants = Path(sys.argv[1]), sys.argv[2].split(",")
 for v in variants:
@@ -32,6 +33,7 @@ for v in variants:
 READER = r"""
 import json, sys, time, traceback
 import numpy as np
+from pathlib import Path
 from engine.words import WordIndex
 home, expected, seconds = Path(sys.argv[1]), json.load(open(sys.argv[2])), float(sys.argv[3])
 seen, errors, opens = {}, [], 0
@@ -178,6 +180,7 @@ OTA_WORDS = ["kumquat", "persimmon", "quince"]
 # or none of the OTA words, and FAISS holding exactly the unit vectors of the shards' live rows.
 OTA_READER = r"""
 import json, sys, time
+from pathlib import Path
 import numpy as np
 from engine.words import WordIndex
 home, base_count, ota, stop = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), Path(sys.argv[4])
