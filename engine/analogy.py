@@ -13,9 +13,10 @@ So one matrix product per relation, ``P = W U^T`` between the relation's words W
 the vocabulary U, gives every question of the relation (all ordered pairs of its pairs, a != b) as element-wise
 work on rows of P: no inner product per question. For ``add`` and ``mul`` the score grows with ``cb``, so
 replacing ``cb`` by ``M(x) = max over the relation's start words of cos(x, b')`` bounds every question that
-shares a:a*; the top candidates of that bound are scored exactly, and a question whose k-th best candidate
-beats the best bound outside them is answered exactly; the others (and ``pairdir``) scan the whole vocabulary.
-The gold answer's rank is counted the same way. Arbitrary questions (not a relation) go through the words
+shares a:a*; the words whose bound clears a threshold (about 2,048 of them) are scored exactly, and a question
+whose k-th best candidate reaches the threshold is answered; for the others only the words whose bound reaches
+their k-th best so far are scored (``pairdir`` scans the whole vocabulary). The gold answer's rank is counted
+the same way. All of it is gathers and adds on rows of P, never a full sort. Arbitrary questions (not a relation) go through the words
 FAISS index for ``add`` (:meth:`engine.index.VectorIndex.search` with per-query exclusion) and through
 blocked element-wise scans for the others (:func:`answer_questions`).
 
@@ -26,15 +27,13 @@ The usual test excludes a, a* and b from the answers; the honest test (``honest=
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-
-import faiss
 
 import numpy as np
 import pyarrow as pa
 
+from .cores import usable_cores
 from .datasets.bats import Relation
 from .errors import LexprobeError
 from .progress import bar
@@ -89,16 +88,29 @@ def _topk(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     k = min(k, R.shape[1])
     if k == 0:
         return np.zeros((len(R), 0), dtype=np.int64), np.zeros((len(R), 0), dtype=R.dtype)
+    if k == 1:  # the usual question: argmax (the first of equal scores) is ~100x cheaper than a partition
+        best = R.argmax(axis=1)[:, None]
+        return best, np.take_along_axis(R, best, axis=1)
     part = np.argpartition(-R, k - 1, axis=1)[:, :k] if k < R.shape[1] else np.tile(np.arange(R.shape[1]), (len(R), 1))
     vals = np.take_along_axis(R, part, axis=1)
     order = np.lexsort((part, -vals), axis=1)
     return np.take_along_axis(part, order, axis=1), np.take_along_axis(vals, order, axis=1)
 
 
+def _above(bound: np.ndarray, kc: int) -> tuple[np.ndarray, float]:
+    """About the ``kc`` words with the largest ``bound`` (sorted ids) and a threshold ``thr``: every word outside
+    has a bound below ``thr``, every word inside one of at least ``thr``. The threshold is the matching order
+    statistic of a strided sample, so no pass over the vocabulary sorts or partitions it."""
+    step = max(1, len(bound) // (8 * kc))
+    sample = bound[::step]
+    r = max(1, int(np.ceil(len(sample) * kc / len(bound))))
+    thr = float(np.partition(sample, len(sample) - r)[len(sample) - r])
+    return np.flatnonzero(bound >= thr), thr
+
+
 def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np.ndarray, method: str, k: int = 1,
                    honest: bool = False, eps: float = DEFAULT_EPS, gram: np.ndarray,
-                   prune: bool = True, ranks_wanted: bool = True,
-                   search=None) -> tuple[np.ndarray, np.ndarray, Answers]:
+                   prune: bool = True, ranks_wanted: bool = True) -> tuple[np.ndarray, np.ndarray, Answers]:
     """All questions of one relation from ``P`` (2n x V cosines: rows 0..n-1 the start words, n..2n-1 the end
     words, columns the candidate vocabulary, row ids 0..V-1).
 
@@ -106,9 +118,7 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
     ``gram`` the (2n, 2n) cosines among the rows. Returns the question index arrays ``(i, j)`` (a:a* = pair i,
     b = start of pair j) in row-major order and their :class:`Answers`. ``prune=False`` scans the whole
     vocabulary for every question (the reference the pruned path is tested against); ``ranks_wanted=False``
-    leaves the gold ranks at -1 (answers only). ``search(a_ids, a_star_ids, b_ids, excl, k) -> (ids, scores)``,
-    given for ``add``, answers the questions the pruning leaves open through the words index (one batched FAISS
-    search of the unnormalised queries b - a + a* per relation) instead of scanning the vocabulary here.
+    leaves the gold ranks at -1 (answers only).
     """
     V = P.shape[1]
     S, E = P[:n], P[n:]
@@ -119,7 +129,6 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
     ranks = np.full(len(ii), -1, dtype=np.int64)
     M = S.max(axis=0) if method != "pairdir" else None
     kc = min(V - 1, max(_CANDIDATES, 4 * k + 8))
-    open_rows, open_excl = [], []
     pruned = prune and method != "pairdir" and kc >= k + 3
     for i in range(n):
         rows = np.flatnonzero(ii == i)
@@ -129,13 +138,17 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
         if method == "pairdir":
             beta = (gram[n + i] - gram[i])[js]                  # b . (a* - a) for each question's b
             onorm = np.sqrt(max(2.0 - 2.0 * gram[i, n + i], 0.0))
-            score = lambda c, r, cb: _pairdir(E[i, c], S[i, c], cb, beta[r], onorm)
+            score = lambda c, r, cb: _pairdir(E[i][c], S[i][c], cb, beta[r], onorm)
             bound = None
         else:
             h = _partial(method, E[i], S[i], eps)
             score = lambda c, r, cb: _combine(method, h[c], cb)
             bound = _combine(method, h, M)
-        outer = lambda cols, sel: score(cols[None, :], sel[:, None], S[np.ix_(js[sel], cols)])
+
+        def outer(cols, sel):  # scores (len(sel), len(cols)); whole rows (no 2-D gather) when cols is every word
+            if len(cols) == V:
+                return score((None, slice(None)), sel[:, None], S[js[sel]])
+            return score(cols[None, :], sel[:, None], S[np.ix_(js[sel], cols)])
         # the best-scoring accepted answer of each question (not excluded, inside the candidates)
         rr = np.repeat(np.arange(len(js)), [len(gold[j]) for j in js])
         gg = np.asarray([g for j in js for g in gold[j]], dtype=np.int64)
@@ -145,40 +158,41 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
         np.maximum.at(g_best, rr, score(gg, rr, S[js[rr], gg]))
         everything = np.arange(len(js))
         if pruned:
-            cand = np.argpartition(-bound, kc)[:kc + 1]
-            last = np.argmin(bound[cand])
-            thr, cand = bound[cand[last]], np.sort(np.delete(cand, last))  # no word outside cand has a larger bound
+            cand, thr = _above(bound, kc)  # every word outside cand has a bound below thr
             R = _masked(outer(cand, everything), cand, excl)
             top, vals = _topk(R, k)
-            ok = vals[:, -1] > thr
+            ok = vals[:, -1] >= thr
             out_ids[rows[ok]], out_scores[rows[ok]] = cand[top[ok]], vals[ok]
             todo, floor = np.flatnonzero(~ok), vals[~ok, -1].min(initial=np.inf)
-            sure = np.flatnonzero(ranks_wanted & np.isfinite(g_best) & (g_best > thr))
+            sure = np.flatnonzero(ranks_wanted & np.isfinite(g_best) & (g_best >= thr))
             ranks[rows[sure]] = 1 + (R[sure] > g_best[sure, None]).sum(axis=1)
-            count = np.flatnonzero(np.isfinite(g_best) & (g_best <= thr))
+            count = np.flatnonzero(np.isfinite(g_best) & (g_best < thr))
         else:
             todo, floor, count = everything, -np.inf, np.flatnonzero(np.isfinite(g_best))
-        if len(todo) and search is not None:  # answered below, all of the relation's open questions at once
-            open_rows.append(rows[todo])
-            open_excl.append(excl[todo])
-        elif len(todo):  # words whose bound reaches the k-th best found so far may still enter the top k
-            cols = np.flatnonzero(bound >= floor) if bound is not None and np.isfinite(floor) else np.arange(V)
+        if len(todo):  # words whose bound reaches the k-th best found so far may still enter the top k
+            cols = _columns(bound, floor, V)
             R = _masked(outer(cols, todo), cols, excl[todo])
             top, vals = _topk(R, k)
             out_ids[rows[todo], : top.shape[1]], out_scores[rows[todo], : top.shape[1]] = cols[top], vals
         if ranks_wanted and len(count):  # only words whose bound beats the gold score can rank above it
-            cols = np.flatnonzero(bound > g_best[count].min()) if bound is not None else np.arange(V)
+            cols = _columns(bound, g_best[count].min(), V)  # a word with bound == gold's score cannot beat it
             R = _masked(outer(cols, count), cols, excl[count])
             ranks[rows[count]] = 1 + (R > g_best[count, None]).sum(axis=1)
-    if open_rows:
-        q_rows, q_excl = np.concatenate(open_rows), np.concatenate(open_excl)
-        out_ids[q_rows], out_scores[q_rows] = search(s_ids[ii[q_rows]], e_ids[ii[q_rows]], s_ids[jj[q_rows]],
-                                                      q_excl, k)
     out_ids[~np.isfinite(out_scores)] = -1
     if method == "add":  # report cosines: divide by ||b - a + a*||, from the Gram matrix of unit vectors
         qn = np.sqrt(np.maximum(3.0 + 2.0 * (gram[n + ii, jj] - gram[n + ii, ii] - gram[ii, jj]), 1e-12))
         out_scores = (out_scores / qn[:, None]).astype(np.float32)
     return ii, jj, Answers(out_ids, out_scores, ranks)
+
+
+def _columns(bound: np.ndarray | None, floor: float, V: int) -> np.ndarray:
+    """The words whose bound reaches ``floor`` (sorted ids), or every word when that is more than an eighth of
+    the vocabulary: scoring whole rows of P costs less than gathering a large column subset, and the words the
+    bound rules out score below ``floor`` anyway, so counts and top-k come out the same."""
+    if bound is None or not np.isfinite(floor):
+        return np.arange(V)
+    cols = np.flatnonzero(bound >= floor)
+    return cols if len(cols) <= V // 8 else np.arange(V)
 
 
 def _masked(R: np.ndarray, cols: np.ndarray, excl: np.ndarray) -> np.ndarray:
@@ -226,12 +240,6 @@ def run_relations(words: WordIndex, relations: list[Relation], *, method: str = 
     unit = words.unit
     vocab = unit[:V]
 
-    def search(a_ids, a_star_ids, b_ids, excl, kk):
-        q = unit[b_ids] - unit[a_ids] + unit[a_star_ids]
-        D, I = words.vectors.search(q, kk, exclude=excl if excl.shape[1] else None, restrict=restrict)
-        return I, D
-    use_search = method == "add" and prune and words.vectors.is_exact
-
     def solve(rel: Relation) -> pa.Table:
         n = len(rel.pairs)
         word_ids = np.concatenate([words.ids(rel.starts), words.ids(rel.ends)])
@@ -239,23 +247,15 @@ def run_relations(words: WordIndex, relations: list[Relation], *, method: str = 
         gram = W @ W.T
         gold = [words.ids(answers).tolist() for _, answers in rel.pairs]
         ii, jj, ans = solve_relation(W @ vocab.T, n, gold=gold, word_ids=word_ids, method=method, k=k,
-                                     honest=honest, eps=eps, gram=gram, prune=prune, ranks_wanted=ranks,
-                                     search=search if use_search else None)
+                                     honest=honest, eps=eps, gram=gram, prune=prune, ranks_wanted=ranks)
         return _question_rows(words, rel, word_ids, gold, ii, jj, ans, k)
 
     skipped = [{"relation": r.name, "pairs": len(r.pairs), "reason": "fewer than two usable pairs"}
                for r in relations if len(r.pairs) < 2]
     usable = [r for r in relations if len(r.pairs) >= 2]
-    # relations are independent: one per core (numpy and FAISS release the GIL; FAISS's own threads are
-    # turned down meanwhile so the cores are not oversubscribed)
-    workers = max(1, min(len(usable), os.cpu_count() or 1))
-    omp = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1 if workers > 1 else omp)
-    try:
-        with ThreadPoolExecutor(workers) as pool:
-            parts = list(bar(pool.map(solve, usable), total=len(usable), desc=f"analogy {method}", unit="relation"))
-    finally:
-        faiss.omp_set_num_threads(omp)
+    # relations are independent: one per core (numpy releases the GIL in the products and element-wise work)
+    with ThreadPoolExecutor(max(1, min(len(usable), usable_cores()))) as pool:
+        parts = list(bar(pool.map(solve, usable), total=len(usable), desc=f"analogy {method}", unit="relation"))
     if not parts:
         raise LexprobeError("no relation has two usable word pairs: nothing to answer")
     return RelationRun(pa.concat_tables(parts), skipped)

@@ -18,7 +18,6 @@ it holds. How:
 
 from __future__ import annotations
 
-import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .cores import usable_cores
 from .errors import LexprobeError
 from .models import DEFAULT_ENCODER, load_encoder, resolve_model
 from .progress import bar
@@ -64,10 +64,7 @@ def default_threads() -> int:
     """Torch threads: the cores this process may use (its CPU affinity). On a machine shared with other busy
     processes, pass ``--threads 1``: threads beyond the idle cores spin-wait on each other (measured here under
     load 9 on 2 cores: 2 threads took twice the wall time of 1 thread)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 @dataclass

@@ -71,6 +71,18 @@ def test_pruned_kernel_equals_full_scan_and_generic_path(glove, bats, method, ho
     np.testing.assert_allclose(D[:, 0], fast.column("score").to_numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("method", ["add", "mul"])
+def test_pruned_kernel_on_the_whole_vocabulary_k1(glove, bats, method):
+    """k = 1 over all 400k words: the argmax path and the sampled candidate threshold (a strided sample, used
+    only above 32k words) give the full scan's answers, scores and gold ranks."""
+    rels = [bats["L05"]]
+    fast = run_relations(glove, rels, method=method).table
+    full = run_relations(glove, rels, method=method, prune=False).table
+    for col in ("prediction", "rank"):
+        assert fast.column(col).to_pylist() == full.column(col).to_pylist()
+    np.testing.assert_allclose(fast.column("score").to_numpy(), full.column("score").to_numpy(), rtol=1e-6)
+
+
 def test_pairdir_and_rank_by_brute_force(glove, bats):
     table = run_relations(glove, [bats["I05"]], method="pairdir", restrict=20000).table
     U = glove.unit[:20000]
