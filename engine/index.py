@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
 import faiss
 import numpy as np
 
 from .errors import CorruptIndexError, LexprobeError
+from .store import IndexView, open_index
 
 INDEX_TYPES = ("flat", "hnsw", "ivf")
 
@@ -230,3 +232,25 @@ def _exclusion_matrix(exclude, m: int) -> np.ndarray:
     for row, ids in enumerate(exclude):
         out[row, : len(ids)] = list(ids)
     return out
+
+
+@dataclass
+class SearchableView(IndexView):
+    """An open index with its FAISS index (``vectors``), checked against the shards."""
+
+    vectors: VectorIndex
+
+    @classmethod
+    def open(cls, home, name: str):
+        store = open_index(home, name, kind=cls.kind)
+        return cls(store, load_for(store))
+
+    @cached_property
+    def raw(self) -> np.ndarray:
+        """(count, dim) raw vectors by row id (memory-mapped when the index has one shard)."""
+        return self.store.matrix("vector")
+
+    @cached_property
+    def unit(self) -> np.ndarray:
+        """(count, dim) unit vectors by row id."""
+        return unit_rows(self.raw)[0]

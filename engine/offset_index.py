@@ -25,7 +25,7 @@ from . import index as vindex
 from .datasets.bats import Coverage, Relation, apply_vocab, read_bats
 from .datasets.google import read_google
 from .errors import LexprobeError
-from .store import Store, StoreWriter, column_matrix, open_index, vector_array, vector_type, write_lock
+from .store import IndexView, StoreWriter, column_matrix, vector_array, vector_type, write_lock
 from .words import WordIndex
 
 KIND = "offsets"
@@ -197,25 +197,10 @@ class OffsetRows:
     def __len__(self) -> int:
         return len(self.id)
 
-
-@dataclass
-class OffsetIndex:
+class OffsetIndex(IndexView):
     """An open offsets index."""
 
-    store: Store
-
-    @classmethod
-    def open(cls, home: Path, name: str) -> "OffsetIndex":
-        store = open_index(home, name, kind=KIND)
-        return cls(store)
-
-    @property
-    def name(self) -> str:
-        return self.store.name
-
-    @property
-    def dim(self) -> int:
-        return self.store.dim
+    kind = KIND
 
     @property
     def words_index(self) -> str:

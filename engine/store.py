@@ -33,7 +33,7 @@ import weakref
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -393,6 +393,26 @@ def open_index(home: Path, name: str, *, verify: bool = True, kind: str | None =
     if kind is not None and store.kind != kind:
         raise LexprobeError(f"{store.path}: index {name!r} is {_a(store.kind)} index, not {_a(kind)} index")
     return store
+
+
+@dataclass
+class IndexView:
+    """An open index of one kind (the subclass's ``kind``): its verified store, name and dimension."""
+
+    store: Store
+    kind: ClassVar[str] = ""
+
+    @classmethod
+    def open(cls, home: Path, name: str):
+        return cls(open_index(home, name, kind=cls.kind))
+
+    @property
+    def name(self) -> str:
+        return self.store.name
+
+    @property
+    def dim(self) -> int:
+        return self.store.dim
 
 
 # ---------------------------------------------------------------------------------------------- write

@@ -24,7 +24,6 @@ unit vectors, sentences, the FAISS :class:`engine.index.VectorIndex`); :func:`en
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Sequence
@@ -39,7 +38,7 @@ from .encode import DEFAULT_BATCH_TOKENS, TokenEncoder
 from .errors import CorruptIndexError, LexprobeError
 from .models import DEFAULT_ENCODER
 from .progress import bar
-from .store import DEFAULT_SHARD_ROWS, Store, StoreWriter, open_index, vector_array, vector_type, write_lock
+from .store import DEFAULT_SHARD_ROWS, StoreWriter, vector_array, vector_type, write_lock
 
 KIND = "tokens"
 FAISS_FILE = "faiss.index"
@@ -135,26 +134,10 @@ def build_token_index(home: Path, name: str, model: str = DEFAULT_ENCODER, corpu
             "dim": encoder.dim, "layers": list(encoder.layers), "pooling": pooling, "skipped": skipped,
             "encode": stats, "seconds": round(time.perf_counter() - t0, 2)}
 
-
-@dataclass
-class TokenIndex:
+class TokenIndex(vindex.SearchableView):
     """An open token index: the verified store, its FAISS index, its sentences and settings."""
 
-    store: Store
-    vectors: vindex.VectorIndex
-
-    @classmethod
-    def open(cls, home: Path, name: str) -> "TokenIndex":
-        store = open_index(home, name, kind=KIND)
-        return cls(store, vindex.load_for(store))
-
-    @property
-    def name(self) -> str:
-        return self.store.name
-
-    @property
-    def dim(self) -> int:
-        return self.store.dim
+    kind = KIND
 
     @property
     def settings(self) -> dict:
@@ -165,16 +148,6 @@ class TokenIndex:
     def table(self) -> pa.Table:
         """Metadata of every row (all columns but ``vector``), row ``i`` = id ``i``."""
         return self.store.table([c for c in self.store.tables[0].column_names if c != "vector"])
-
-    @cached_property
-    def raw(self) -> np.ndarray:
-        """(count, dim) raw pooled vectors by row id (memory-mapped when the index has one shard)."""
-        return self.store.matrix("vector")
-
-    @cached_property
-    def unit(self) -> np.ndarray:
-        """(count, dim) unit vectors by row id."""
-        return vindex.unit_rows(self.raw)[0]
 
     @cached_property
     def sentences(self) -> pa.Table:

@@ -101,12 +101,7 @@ def _text_chunks(path: Path, has_header: bool) -> Iterator[Chunk]:
             except UnicodeDecodeError as exc:
                 raise InputError(path, f"not valid UTF-8 (byte {exc.start})", lineno) from None
             if lineno == 1 and has_header:
-                parts = line.split()
-                if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                    raise InputError(path, "expected a header 'count dimension'", 1)
-                declared, dim = int(parts[0]), int(parts[1])
-                if dim < 1:
-                    raise InputError(path, f"header declares dimension {dim}", 1)
+                declared, dim = _header(path, line.split())
                 start_line = 2
                 continue
             parts = line.rstrip().split(" ")
@@ -162,16 +157,21 @@ def _is_float(text: str) -> bool:
         return False
 
 
+def _header(path: Path, parts: list) -> tuple[int, int]:
+    """word2vec's first line ``count dimension`` (text or bytes fields)."""
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise InputError(path, "expected a header 'count dimension'", 1)
+    count, dim = int(parts[0]), int(parts[1])
+    if dim < 1:
+        raise InputError(path, f"header declares dimension {dim}", 1)
+    return count, dim
+
+
 def _w2v_bin_chunks(path: Path) -> Iterator[Chunk]:
     """word2vec binary: header ``n d\\n``, then per entry ``word<space>`` + d little-endian float32."""
     with open(path, "rb") as f:
         header = f.readline(1024)
-        parts = header.split()
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise InputError(path, "expected a header 'count dimension'", 1)
-        count, dim = int(parts[0]), int(parts[1])
-        if dim < 1:
-            raise InputError(path, f"header declares dimension {dim}", 1)
+        count, dim = _header(path, header.split())
         start = f.tell()
         size = os.fstat(f.fileno()).st_size
         if size == start:

@@ -6,7 +6,6 @@ new shard and added to FAISS in one atomic step; a replaced word's old row is to
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -17,7 +16,7 @@ import pyarrow as pa
 from . import index as vindex
 from .errors import LexprobeError
 from .progress import bar
-from .store import DEFAULT_SHARD_ROWS, Store, StoreWriter, open_index, vector_array, vector_type, write_lock
+from .store import DEFAULT_SHARD_ROWS, StoreWriter, vector_array, vector_type, write_lock
 from .vectors import first_overflowing_row, read_vectors
 
 KIND = "words"
@@ -94,26 +93,10 @@ def build_word_index(home: Path, name: str, spec: str, *, fmt: str = "auto", voc
     return {"name": name, "count": count, "dim": source.dim, "duplicates_dropped": source.duplicates,
             "rows_read": source.rows_read, "seconds": round(time.perf_counter() - t0, 2)}
 
-
-@dataclass
-class WordIndex:
+class WordIndex(vindex.SearchableView):
     """An open words index: the verified store plus its FAISS index, with word lookup."""
 
-    store: Store
-    vectors: vindex.VectorIndex
-
-    @classmethod
-    def open(cls, home: Path, name: str) -> "WordIndex":
-        store = open_index(home, name, kind=KIND)
-        return cls(store, vindex.load_for(store))
-
-    @property
-    def name(self) -> str:
-        return self.store.name
-
-    @property
-    def dim(self) -> int:
-        return self.store.dim
+    kind = KIND
 
     @cached_property
     def words(self) -> list[str]:
@@ -125,16 +108,6 @@ class WordIndex:
         """Word -> live row id (a replaced word maps to its newest row)."""
         dead = set(self.store.tombstones.tolist())
         return {w: i for i, w in enumerate(self.words) if i not in dead}
-
-    @cached_property
-    def raw(self) -> np.ndarray:
-        """(count, dim) raw vectors by row id (memory-mapped when the index has one shard)."""
-        return self.store.matrix("vector")
-
-    @cached_property
-    def unit(self) -> np.ndarray:
-        """(count, dim) unit vectors by row id."""
-        return vindex.unit_rows(self.raw)[0]
 
     def unit_of(self, ids: np.ndarray) -> np.ndarray:
         """Unit vectors of some row ids (without normalising the whole matrix)."""

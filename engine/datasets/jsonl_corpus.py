@@ -19,11 +19,11 @@ The corpus is named after the file's stem. Malformed JSON, a missing or mistyped
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..errors import InputError
 from .corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, ColumnBuilder, Corpus, Skips, target_in_sentence
+from .json_lines import json_objects
 
 
 def _field(obj: dict, key: str, kind: type | tuple, default, path: Path, number: int, what: str = "sentence"):
@@ -46,57 +46,43 @@ def read_jsonl_corpus(path: Path) -> Corpus:
     name = path.name.split(".")[0]
     sentences, targets, skipped = ColumnBuilder(SENTENCE_SCHEMA), ColumnBuilder(TARGET_SCHEMA), Skips()
     seen: set[str] = set()
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", number) from None
-                except RecursionError:
-                    raise InputError(path, "JSON nested too deeply", number) from None
-                if not isinstance(obj, dict):
-                    raise InputError(path, "each line must be a JSON object", number)
-                if "words" in obj:
-                    words = _field(obj, "words", list, None, path, number)
-                    if not all(isinstance(w, str) and w.strip() and not any(c.isspace() for c in w) for w in words):
-                        raise InputError(path, "'words' must be non-empty strings without spaces", number)
-                elif "text" in obj:
-                    words = _field(obj, "text", str, None, path, number).split()
-                else:
-                    raise InputError(path, "sentence has neither 'words' nor 'text'", number)
-                sentence_id = _field(obj, "sentence_id", str, f"{name}.{number}", path, number)
-                if sentence_id in seen:
-                    raise InputError(path, f"sentence_id {sentence_id!r} appears twice", number)
-                seen.add(sentence_id)
-                document = _field(obj, "document", str, "", path, number)
-                split = _field(obj, "split", str, "all", path, number)
-                for t in _field(obj, "targets", list, [], path, number):
-                    if not isinstance(t, dict):
-                        raise InputError(path, "each target must be a JSON object", number)
-                    position = _field(t, "position", int, None, path, number, "target")
-                    length = _field(t, "length", int, 1, path, number, "target")
-                    senses = _field(t, "senses", list, [], path, number, "target")
-                    if "sense" not in t and not senses:
-                        raise InputError(path, "target has neither 'sense' nor 'senses'", number)
-                    sense = _field(t, "sense", str, senses[0] if senses else None, path, number, "target")
-                    if not all(isinstance(s, str) for s in senses):
-                        raise InputError(path, "target field 'senses' must be a list of strings", number)
-                    if not target_in_sentence(position, length, len(words)):
-                        skipped.add("target span outside its sentence", f"{path.name}:{number}")
-                        continue
-                    span = words[position:position + length]
-                    targets.add(instance_id=_field(t, "id", str, f"{sentence_id}:{position}", path, number, "target"),
-                                corpus=name, split=split, document=document, sentence_id=sentence_id,
-                                position=position, length=length, surface=" ".join(span),
-                                lemma=_field(t, "lemma", str, " ".join(span).lower(), path, number, "target"),
-                                pos=_field(t, "pos", str, "", path, number, "target"), sense=sense,
-                                senses=senses or [sense])
-                sentences.add(sentence_id=sentence_id, corpus=name, split=split, document=document, words=words)
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+    for number, obj in json_objects(path):
+        if "words" in obj:
+            words = _field(obj, "words", list, None, path, number)
+            if not all(isinstance(w, str) and w.strip() and not any(c.isspace() for c in w) for w in words):
+                raise InputError(path, "'words' must be non-empty strings without spaces", number)
+        elif "text" in obj:
+            words = _field(obj, "text", str, None, path, number).split()
+        else:
+            raise InputError(path, "sentence has neither 'words' nor 'text'", number)
+        sentence_id = _field(obj, "sentence_id", str, f"{name}.{number}", path, number)
+        if sentence_id in seen:
+            raise InputError(path, f"sentence_id {sentence_id!r} appears twice", number)
+        seen.add(sentence_id)
+        document = _field(obj, "document", str, "", path, number)
+        split = _field(obj, "split", str, "all", path, number)
+        for t in _field(obj, "targets", list, [], path, number):
+            if not isinstance(t, dict):
+                raise InputError(path, "each target must be a JSON object", number)
+            position = _field(t, "position", int, None, path, number, "target")
+            length = _field(t, "length", int, 1, path, number, "target")
+            senses = _field(t, "senses", list, [], path, number, "target")
+            if "sense" not in t and not senses:
+                raise InputError(path, "target has neither 'sense' nor 'senses'", number)
+            sense = _field(t, "sense", str, senses[0] if senses else None, path, number, "target")
+            if not all(isinstance(s, str) for s in senses):
+                raise InputError(path, "target field 'senses' must be a list of strings", number)
+            if not target_in_sentence(position, length, len(words)):
+                skipped.add("target span outside its sentence", f"{path.name}:{number}")
+                continue
+            span = words[position:position + length]
+            targets.add(instance_id=_field(t, "id", str, f"{sentence_id}:{position}", path, number, "target"),
+                        corpus=name, split=split, document=document, sentence_id=sentence_id,
+                        position=position, length=length, surface=" ".join(span),
+                        lemma=_field(t, "lemma", str, " ".join(span).lower(), path, number, "target"),
+                        pos=_field(t, "pos", str, "", path, number, "target"), sense=sense,
+                        senses=senses or [sense])
+        sentences.add(sentence_id=sentence_id, corpus=name, split=split, document=document, words=words)
     if not len(targets):
         raise InputError(path, "no targets (each line needs a 'targets' list with at least one target somewhere)"
                          + (f"; skipped: {skipped.summary()}" if skipped.counts else ""))

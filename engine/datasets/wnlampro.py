@@ -36,6 +36,7 @@ import numpy as np
 from ..errors import InputError, LexprobeError
 from ..patterns import RELATIONS
 from ..progress import bar
+from .json_lines import json_objects
 
 WORD_RE = re.compile(r"[a-z.-]+")
 BUCKETS = ("rare", "medium", "frequent")
@@ -93,22 +94,23 @@ def most_frequent(words: Iterable[str], n: int, freq: Callable[[str], float] = z
 
 # ---------------------------------------------------------------------------------------------------- WordNet walks
 
-def _up(synset, distance: int) -> set:
-    """Hypernyms and instance hypernyms of ``synset`` at path distance 1..``distance``."""
+def _walk(synset, distance: int, step: Callable) -> set:
+    """The synsets ``step`` reaches from ``synset`` at path distance 1..``distance``."""
     found, frontier = set(), [synset]
     for _ in range(distance):
-        frontier = [h for s in frontier for h in s.hypernyms() + s.instance_hypernyms() if h not in found]
+        frontier = [h for s in frontier for h in step(s) if h not in found]
         found.update(frontier)
     return found
+
+
+def _up(synset, distance: int) -> set:
+    """Hypernyms and instance hypernyms of ``synset`` at path distance 1..``distance``."""
+    return _walk(synset, distance, lambda s: s.hypernyms() + s.instance_hypernyms())
 
 
 def _down(synset, distance: int) -> set:
     """Hyponyms and instance hyponyms of ``synset`` at path distance 1..``distance``."""
-    found, frontier = set(), [synset]
-    for _ in range(distance):
-        frontier = [h for s in frontier for h in s.hyponyms() + s.instance_hyponyms() if h not in found]
-        found.update(frontier)
-    return found
+    return _walk(synset, distance, lambda s: s.hyponyms() + s.instance_hyponyms())
 
 
 def senses(wn, word: str, pos: str) -> list:
@@ -329,18 +331,14 @@ def read_jsonl(path: str | Path) -> list[Entry]:
     """Entries written by ``write_dataset`` (one JSON object a line)."""
     path = Path(path)
     entries = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                entry = Entry(**row)
-            except (json.JSONDecodeError, TypeError, RecursionError) as exc:  # RecursionError: absurd nesting
-                raise InputError(path, f"not a WNLaMPro entry: {str(exc).splitlines()[0]}", n) from None
-            if entry.relation not in RELATIONS:
-                raise InputError(path, f"unknown relation {entry.relation!r} (known: {', '.join(RELATIONS)})", n)
-            entries.append(entry)
+    for n, row in json_objects(path):
+        try:
+            entry = Entry(**row)
+        except TypeError as exc:
+            raise InputError(path, f"not a WNLaMPro entry: {str(exc).splitlines()[0]}", n) from None
+        if entry.relation not in RELATIONS:
+            raise InputError(path, f"unknown relation {entry.relation!r} (known: {', '.join(RELATIONS)})", n)
+        entries.append(entry)
     return entries
 
 
