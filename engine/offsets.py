@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from .datasets.word_lines import word_lines
 from .errors import InputError, LexprobeError
 from .offset_index import OffsetIndex, append_offsets, offset_table
 
@@ -280,21 +281,7 @@ def stored_shuffle_units(index, relation, n_pairs: int, n_shuffles: int, seed: i
 def read_pair_file(path) -> list[tuple[str, str, int]]:
     """``start end`` per line (whitespace-separated; blank lines and ``#`` comments skipped) as
     (start, end, line number); a malformed line is an :class:`InputError` naming file and line."""
-    try:
-        text = open(path, "rb").read().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    pairs = []
-    for number, line in enumerate(text.splitlines(), 1):
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
-        if len(fields) != 2:
-            raise InputError(path, f"expected 'start end', found {len(fields)} fields", number)
-        pairs.append((fields[0], fields[1], number))
-    if not pairs:
-        raise InputError(path, "no word pairs")
-    return pairs
+    return word_lines(path, 2, "'start end'", "word pairs")
 
 
 def pair_file_ids(words, path) -> tuple[np.ndarray, np.ndarray]:

@@ -44,26 +44,6 @@ def index_offsets(obj: Context, words_index, dataset, name, answers, lowercase) 
                                              "oov_examples"]))
 
 
-def _read_questions_file(path: str) -> list[tuple[str, str, str, int]]:
-    from ..errors import InputError
-
-    out = []
-    try:
-        text = open(path, encoding="utf-8").read()
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
-    for number, line in enumerate(text.splitlines(), 1):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if len(parts) != 3:
-            raise InputError(path, f"expected 3 words 'a a* b', found {len(parts)}", number)
-        out.append((*parts, number))
-    if not out:
-        raise InputError(path, "no questions")
-    return out
-
-
 @query_group.command("analogy")
 @click.option("--index", "name", required=True, help="A words index.")
 @click.argument("words", nargs=-1)
@@ -80,13 +60,14 @@ def _read_questions_file(path: str) -> list[tuple[str, str, str, int]]:
 def analogy_cmd(obj: Context, name, words, questions, method, honest, k, restrict_vocab, eps, fmt) -> None:
     """Answer A:ASTAR::B:? (or every line of --questions). Rows: a, a_star, b, rank, word, score."""
     from ..analogy import answer_questions
+    from ..datasets.word_lines import word_lines
     from ..errors import LexprobeError
     from ..words import WordIndex
 
     if questions and words:
         raise LexprobeError("give either A ASTAR B or --questions FILE, not both")
     if questions:
-        items = _read_questions_file(questions)
+        items = word_lines(questions, 3, "3 words 'a a* b'", "questions")
     elif len(words) == 3:
         items = [(*words, None)]
     else:
