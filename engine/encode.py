@@ -90,6 +90,20 @@ class EncodeStats:
                 "seconds": round(self.seconds, 3), "tokens_per_s": round(self.tokens_per_s, 1)}
 
 
+def _drop_layers_above(model, top: int) -> None:
+    """Cut the encoder's stack of transformer layers after layer ``top`` (the highest one pooled): the layers
+    above it would only cost time. The stack is found as the module list holding ``num_hidden_layers`` blocks
+    (``encoder.layer`` in BERT-like models); a model without one is left whole."""
+    import torch
+
+    n = int(getattr(model.config, "num_hidden_layers", 0) or 0)
+    if top >= n:
+        return
+    stacks = [m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n]
+    if len(stacks) == 1:
+        del stacks[0][top:]
+
+
 class TokenEncoder:
     """A loaded encoder with fixed settings: ``encode(sentences, spans)`` -> one vector per span."""
 
@@ -119,6 +133,7 @@ class TokenEncoder:
         if bad:
             raise LexprobeError(f"{model}: no layer {bad[0]} (hidden states 0..{self.num_layers}: 0 = embeddings)")
         self.layers = tuple(sorted({l % n_states for l in chosen}))
+        _drop_layers_above(self.model, self.layers[-1])
         limit = getattr(self.tokenizer, "model_max_length", None)
         positions = getattr(config, "max_position_embeddings", None)
         if not limit or limit > 100_000:  # tokenizers without a limit report a huge sentinel

@@ -73,6 +73,17 @@ def test_layer_choice_and_layer_mean(encoder):
         TokenEncoder("minilm", layers=(7,))
 
 
+def test_layers_above_the_chosen_ones_are_not_run(encoder):
+    """An encoder for layers 2-3 keeps only the first 3 transformer blocks, and its vectors are the full model's."""
+    low = TokenEncoder("minilm", layers=(2, 3), batch_tokens=16)
+    assert len(low.model.encoder.layer) == 3 and len(encoder.model.encoder.layer) == 6
+    vectors, ok, _ = low.encode(SENTENCES, SPANS)
+    expected = [manual(encoder, words, p, n, [2, 3], "mean") for words, spans in zip(SENTENCES, SPANS)
+                for p, n in spans]
+    assert ok.all()
+    np.testing.assert_allclose(vectors, np.stack(expected), atol=2e-5)
+
+
 def test_batched_equals_one_sentence_at_a_time(encoder, shared_data):
     from engine.datasets.corpus import read_corpus
     from engine.perf.encode import sample_sentences
