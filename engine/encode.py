@@ -119,9 +119,6 @@ class TokenEncoder:
         torch.set_num_threads(threads or default_threads())
         self.name, self.pooling = model, pooling
         self.batch_tokens, self.max_batch = batch_tokens, max_batch
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # our own bar shows the work; no "Loading weights" bar per load
         self.tokenizer = _load_word_tokenizer(model)
         self.model = load_encoder(model)
         config = self.model.config

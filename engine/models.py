@@ -42,7 +42,15 @@ def resolve_model(name: str) -> str:
 
 
 def _load(loader, name: str, what: str):
+    """``loader(path)`` with one clear error. Transformers' progress bar and load report stay quiet: lexprobe's
+    own bars show the work, and the report's findings either do not matter here (an unused pooler) or are
+    checked and reported by lexprobe (a missing masked-LM head, :func:`load_masked_lm`)."""
+    from transformers.utils import logging as hf_logging
+
     target = resolve_model(name)
+    hf_logging.disable_progress_bar()
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
     try:
         return loader(target)
     except (OSError, ValueError, EnvironmentError) as exc:
@@ -50,6 +58,8 @@ def _load(loader, name: str, what: str):
         hint = "" if local else " (not a local path or alias, and the hub is not reachable offline)"
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
         raise LexprobeError(f"{name}: cannot load {what}{hint}: {first}") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
 
 
 def load_tokenizer(name: str):
@@ -70,5 +80,10 @@ def load_masked_lm(name: str):
     """An ``AutoModelForMaskedLM`` in eval mode, with a clear error when the model has no MLM head."""
     from transformers import AutoModelForMaskedLM
 
-    model = _load(lambda t: AutoModelForMaskedLM.from_pretrained(t), name, "masked language model")
+    model, info = _load(lambda t: AutoModelForMaskedLM.from_pretrained(t, output_loading_info=True), name,
+                        "masked language model")
+    head = sorted(k for k in info["missing_keys"] if not k.startswith(model.base_model_prefix + "."))
+    if head:  # transformers would fill the head with random weights and probing would rank noise
+        raise LexprobeError(f"{name}: not a masked language model: the checkpoint has no masked-LM head "
+                            f"(missing {', '.join(head[:3])}{' ...' if len(head) > 3 else ''})")
     return model.eval()

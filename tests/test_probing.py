@@ -184,3 +184,10 @@ def test_query_probe_command(cli):
     assert [row["rank"] for row in rows] == [1, 2, 3, 4, 5] and probs == sorted(probs, reverse=True)
     r = cli("query", "probe", "A kumquat is a fruit .")
     assert r.code == 2 and "exactly one blank" in r.err
+
+
+def test_a_model_without_a_masked_lm_head_is_refused(cli):
+    """MiniLM's checkpoint is a bare encoder: transformers would make up a random head; lexprobe says no."""
+    r = cli("query", "probe", "--model", "minilm", "A kumquat is a ___ .")
+    assert r.code == 2 and r.err.strip().count("\n") == 0, r
+    assert "minilm: not a masked language model" in r.err and "cls.predictions" in r.err
