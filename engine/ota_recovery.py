@@ -112,7 +112,8 @@ def run_recovery(model, tokenizer, *, n_words: int, iterations: int, contexts: S
                             "_mean": mean, "_at": res.snapshot_at})
     ref = next((r for r in summary if (r["contexts"], r["init"], r["lr"]) == REFERENCE), None)
     for r in summary:
-        r["its_to_95_ref"] = _iterations_to(r.pop("_mean"), r.pop("_at"), 1 - ref["end"]) if ref else None
+        mean, at = r.pop("_mean"), r.pop("_at")
+        r["its_to_95_ref"] = _iterations_to(mean, at, 1 - ref["end"]) if ref else None
     return {"words": words, "curve": curve, "summary": summary}
 
 
