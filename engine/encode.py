@@ -12,8 +12,11 @@ it holds. How:
 - A target's vector pools the vectors of all subwords of all its words: ``mean`` (default), ``first`` (first
   subword of the first word) or ``last`` (last subword of the last word). Pooling is one gather + index_add
   per batch, no loop over targets.
-- Sentences longer than the model's limit (``max_length`` subwords, specials included) are truncated; a
-  target that falls past the cut gets no vector. Both are counted (:class:`EncodeStats`) and reported.
+- Sentences longer than the model's limit (``max_length`` subwords, specials included) are split into
+  overlapping windows (half a window apart, each with the model's special tokens), and a target is read from
+  the window that gives it the most context on its tighter side, so every target keeps at least a quarter
+  window of context each way where the sentence has it. Only a target longer than a window gets no vector.
+  Both are counted (:class:`EncodeStats`) and reported.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .models import DEFAULT_ENCODER, load_encoder, resolve_model
 from .progress import bar
 
 POOLINGS = ("mean", "first", "last")
-LOST_PAST_LIMIT = "past the model's length limit"
+LOST_PAST_LIMIT = "longer than the model's length limit"
 LOST_NO_SUBWORDS = "no subword tokens"
 DEFAULT_BATCH_TOKENS = 512
 DEFAULT_MAX_BATCH = 256
@@ -75,7 +78,8 @@ class EncodeStats:
     subword_tokens: int = 0       # real (unpadded) tokens, specials included
     padded_tokens: int = 0        # tokens the model computed, padding included
     batches: int = 0
-    truncated_sentences: int = 0  # longer than the model's limit
+    split_sentences: int = 0      # longer than the model's limit: encoded in overlapping windows
+    windows: int = 0              # windows encoded for them
     lost_targets: dict = field(default_factory=dict)  # reason -> count (past the cut, no subwords)
     seconds: float = 0.0
 
@@ -86,7 +90,8 @@ class EncodeStats:
     def as_dict(self) -> dict:
         return {"sentences": self.sentences, "subword_tokens": self.subword_tokens,
                 "padded_tokens": self.padded_tokens, "batches": self.batches,
-                "truncated_sentences": self.truncated_sentences, "lost_targets": dict(self.lost_targets),
+                "split_sentences": self.split_sentences, "windows": self.windows,
+                "lost_targets": dict(self.lost_targets),
                 "seconds": round(self.seconds, 3), "tokens_per_s": round(self.tokens_per_s, 1)}
 
 
@@ -155,23 +160,54 @@ class TokenEncoder:
                 "pooling": self.pooling, "dim": self.dim, "max_length": self.max_length,
                 "num_layers": self.num_layers}
 
-    def tokenize(self, sentences: Sequence[Sequence[str]]) -> tuple[list[list[int]], list[np.ndarray], int]:
-        """Subword ids and word index per subword (-1 for specials) of each sentence, truncated to the model's
-        limit; and the number of sentences that were truncated."""
+    def tokenize(self, sentences: Sequence[Sequence[str]]) -> tuple[list[list[int]], list[np.ndarray]]:
+        """Subword ids and word index per subword (-1 for specials) of each whole sentence (no truncation: long
+        sentences are split into windows by :meth:`encode`)."""
         enc = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, add_special_tokens=True,
-                             truncation=True, max_length=self.max_length)
+                             truncation=False, verbose=False)
         ids = enc["input_ids"]
         word_ids = [np.array([-1 if w is None else w for w in e.word_ids], dtype=np.int64) for e in enc.encodings]
-        truncated = sum(1 for s, i, w in zip(sentences, ids, word_ids)
-                        if len(i) >= self.max_length and w.max(initial=-1) < len(s) - 1)
-        return ids, word_ids, truncated
+        return ids, word_ids
+
+    def _windows(self, ids: list[list[int]], word_ids: list[np.ndarray], t_sent: np.ndarray, tok_lo: np.ndarray,
+                 tok_hi: np.ndarray, found: np.ndarray, stats: EncodeStats):
+        """The sequences the model runs: each sentence that fits, and for a longer one the windows its targets
+        are read from. Returns (sequences, target's sequence, tok_lo and tok_hi in it, found)."""
+        long = np.array([len(x) > self.max_length for x in ids], dtype=bool)
+        seqs = [None if too_long else x for x, too_long in zip(ids, long)]
+        t_seq, lo, hi = t_sent.copy(), tok_lo.copy(), tok_hi.copy()
+        stats.split_sentences = int(long.sum())
+        by_sentence: dict[int, list[int]] = {}
+        for t in np.flatnonzero(long[t_sent] & found):
+            by_sentence.setdefault(int(t_sent[t]), []).append(int(t))
+        opened: dict[tuple[int, int], int] = {}
+        for s, targets in by_sentence.items():
+            content = np.flatnonzero(word_ids[s] >= 0)
+            first, last = int(content[0]), int(content[-1])  # specials before and after the words stay
+            width = self.max_length - first - (len(ids[s]) - 1 - last)  # content tokens per window
+            n = last - first + 1
+            step = max(1, width // 2)
+            starts = np.unique(np.minimum(np.arange(0, max(n - width, 0) + step, step), max(n - width, 0)))
+            for t in targets:
+                a, b = tok_lo[t] - first, tok_hi[t] - first  # the target's content positions
+                fits = starts[(starts <= a) & (b < starts + width)]
+                if not len(fits):
+                    found[t] = False  # longer than a window
+                    continue
+                start = int(fits[np.argmax(np.minimum(a - fits, fits + width - 1 - b))])
+                if (s, start) not in opened:
+                    opened[(s, start)] = len(seqs)
+                    seqs.append(ids[s][:first] + ids[s][first + start:first + start + width] + ids[s][last + 1:])
+                t_seq[t], lo[t], hi[t] = opened[(s, start)], tok_lo[t] - start, tok_hi[t] - start
+        stats.windows = len(opened)
+        return seqs, t_seq, lo, hi, found
 
     def encode(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[tuple[int, int]]], *,
                desc: str = "encode") -> tuple[np.ndarray, np.ndarray, EncodeStats]:
         """Vectors of the target spans ``(position, length)`` of each sentence, in sentence then span order.
 
-        Returns ``(vectors (n, dim) float32, ok (n,) bool, stats)``; rows with ``ok`` False (target past the
-        model's length limit, or a word the tokenizer gives no subwords) are zero.
+        Returns ``(vectors (n, dim) float32, ok (n,) bool, stats)``; rows with ``ok`` False (a target longer
+        than the model's length limit, or a word the tokenizer gives no subwords) are zero.
         """
         import time
 
@@ -181,9 +217,7 @@ class TokenEncoder:
             raise LexprobeError(f"{len(spans)} span lists for {len(sentences)} sentences")
         t0 = time.perf_counter()
         stats = EncodeStats(sentences=len(sentences))
-        ids, word_ids, stats.truncated_sentences = self.tokenize(sentences)
-        lengths = np.array([len(x) for x in ids], dtype=np.int64)
-        stats.subword_tokens = int(lengths.sum())
+        ids, word_ids = self.tokenize(sentences)
 
         # every target: its sentence, and first/last subword position, found by one searchsorted
         t_sent = np.repeat(np.arange(len(spans), dtype=np.int64), [len(s) for s in spans])
@@ -208,26 +242,26 @@ class TokenEncoder:
         found = (lo <= hi) & (lo < len(keys))
         tok_lo = np.where(found, pos[np.minimum(lo, len(pos) - 1)], 0)
         tok_hi = np.where(found, pos[np.clip(hi, 0, len(pos) - 1)], 0)
-        kept_words = np.array([w.max(initial=-1) + 1 for w in word_ids], dtype=np.int64)
-        past_cut = ~found & (last_word >= kept_words[t_sent]) & (last_word < n_words[t_sent])
-        # a target cut in two by truncation is lost too: its last word has no subwords kept
-        cut_inside = found & (last_word >= kept_words[t_sent])
-        lost_cut = int((past_cut | cut_inside).sum())
-        lost = {LOST_PAST_LIMIT: lost_cut, LOST_NO_SUBWORDS: int((~found & ~past_cut).sum())}
-        found &= ~cut_inside
+        no_subwords = int((~found).sum())
+        seqs, t_seq, tok_lo, tok_hi, found = self._windows(ids, word_ids, t_sent, tok_lo, tok_hi, found, stats)
+        too_long = int((~found).sum()) - no_subwords
+        lost = {LOST_PAST_LIMIT: too_long, LOST_NO_SUBWORDS: no_subwords}
         stats.lost_targets = {k: v for k, v in lost.items() if v}
-        if stats.truncated_sentences:
-            warnings.warn(f"{stats.truncated_sentences} sentences longer than {self.max_length} subwords were "
-                          f"truncated ({lost_cut} targets lost)", stacklevel=2)
+        if too_long:
+            warnings.warn(f"{too_long} targets are longer than the model's {self.max_length}-subword limit and got "
+                          "no vector", stacklevel=2)
 
-        batches = _length_batches(lengths, self.batch_tokens, self.max_batch)
-        sent_batch = np.empty(len(sentences), dtype=np.int64)
-        sent_row = np.empty(len(sentences), dtype=np.int64)
+        lengths = np.array([0 if x is None else len(x) for x in seqs], dtype=np.int64)
+        stats.subword_tokens = int(lengths.sum())
+        live = np.array([i for i, x in enumerate(seqs) if x is not None], dtype=np.int64)
+        batches = [live[b] for b in _length_batches(lengths[live], self.batch_tokens, self.max_batch)]
+        seq_batch = np.zeros(len(seqs), dtype=np.int64)  # a long sentence's own slot is never read
+        seq_row = np.zeros(len(seqs), dtype=np.int64)
         for b, members in enumerate(batches):
-            sent_batch[members] = b
-            sent_row[members] = np.arange(len(members))
-        target_order = np.argsort(sent_batch[t_sent], kind="stable")
-        target_bounds = np.searchsorted(sent_batch[t_sent][target_order], np.arange(len(batches) + 1))
+            seq_batch[members] = b
+            seq_row[members] = np.arange(len(members))
+        target_order = np.argsort(seq_batch[t_seq], kind="stable")
+        target_bounds = np.searchsorted(seq_batch[t_seq][target_order], np.arange(len(batches) + 1))
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         layers = list(self.layers)
         progress = bar(total=stats.subword_tokens, desc=desc, unit="tok", unit_scale=True)
@@ -237,7 +271,7 @@ class TokenEncoder:
                 input_ids = np.full((len(members), width), pad_id, dtype=np.int64)
                 mask = np.zeros((len(members), width), dtype=np.int64)
                 for row, s in enumerate(members):
-                    input_ids[row, : lengths[s]] = ids[s]
+                    input_ids[row, : lengths[s]] = seqs[s]
                     mask[row, : lengths[s]] = 1
                 stats.padded_tokens += input_ids.size
                 stats.batches += 1
@@ -245,7 +279,7 @@ class TokenEncoder:
                 targets = targets[found[targets]]
                 hidden = self._hidden(torch.from_numpy(input_ids), torch.from_numpy(mask), layers)
                 if len(targets):
-                    out[targets] = self._pool(hidden, sent_row[t_sent[targets]], tok_lo[targets], tok_hi[targets])
+                    out[targets] = self._pool(hidden, seq_row[t_seq[targets]], tok_lo[targets], tok_hi[targets])
                     ok[targets] = True
                 progress.update(int(lengths[members].sum()))
         progress.close()

@@ -1,5 +1,5 @@
 """Token encoder: pooling and layer choices against a manual computation with the packaged MiniLM, batching
-against one sentence at a time, truncation counts, and errors."""
+against one sentence at a time, long sentences in windows, and errors."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_pooling_matches_manual(encoder, pooling):
         vectors, ok, stats = encoder.encode(SENTENCES, SPANS)
     finally:
         encoder.pooling = "mean"
-    assert ok.all() and stats.batches > 1 and stats.truncated_sentences == 0
+    assert ok.all() and stats.batches > 1 and stats.split_sentences == 0
     expected = [manual(encoder, w, p, n, [6], pooling) for w, spans in zip(SENTENCES, SPANS) for p, n in spans]
     np.testing.assert_allclose(vectors, np.stack(expected), atol=2e-5)
     if pooling != "mean":  # 'unbelievably hyperventilating' has several subwords: first and last differ
@@ -106,18 +106,28 @@ def test_length_batches_sorted_and_bounded():
         assert len(b) <= 3 and (len(b) == 1 or len(b) * lengths[b].max() <= 24)
 
 
-def test_truncation_is_counted(encoder):
+def test_long_sentences_are_read_in_overlapping_windows(encoder):
+    """max_length 16 = [CLS] + 14 subwords + [SEP]: windows of 14 content tokens, 7 apart (starts 0, 7, 14, 21,
+    26 for 40 one-subword words). Each target is read from the window that gives it the most context on its
+    tighter side, and its vector is what the model gives for that window by hand."""
     words = ["word"] * 40
-    saved = encoder.max_length
-    encoder.max_length = 16  # 14 words fit besides [CLS] and [SEP]
-    try:
-        with pytest.warns(UserWarning, match="1 sentences longer than 16"):
-            vectors, ok, stats = encoder.encode([words, ["short", "one"]], [[(0, 1), (12, 3), (30, 1)], [(1, 1)]])
-    finally:
-        encoder.max_length = saved
-    assert ok.tolist() == [True, False, False, True]
-    assert stats.truncated_sentences == 1 and stats.lost_targets == {"past the model's length limit": 2}
-    assert not vectors[1].any() and not vectors[2].any()
+    enc = copy.copy(encoder)
+    enc.max_length = 16
+    spans = [[(0, 1), (12, 3), (30, 1), (39, 1), (5, 15)], [(1, 1)]]
+    with pytest.warns(UserWarning, match="1 targets are longer than the model's 16-subword limit"):
+        vectors, ok, stats = enc.encode([words, ["short", "one"]], spans)
+    assert ok.tolist() == [True, True, True, True, False, True]  # 15 words do not fit a 14-token window
+    assert stats.split_sentences == 1 and stats.lost_targets == {"longer than the model's length limit": 1}
+    # (0,1): window 0; (12,3) = tokens 12-14: window 7 (context 5 before, 6 after); (30,1): window 21
+    # (9 and 4) beats 26 (4 and 9) by the earlier start; (39,1): window 26, the only one holding it
+    assert stats.windows == 4
+    for row, (position, length), start in [(0, (0, 1), 0), (1, (12, 3), 7), (2, (30, 1), 21), (3, (39, 1), 26)]:
+        window = words[start:start + 14]
+        expected = manual(encoder, window, position - start, length, list(encoder.layers), "mean")
+        np.testing.assert_allclose(vectors[row], expected, atol=2e-5)
+    assert not vectors[4].any()
+    short = manual(encoder, ["short", "one"], 1, 1, list(encoder.layers), "mean")
+    np.testing.assert_allclose(vectors[5], short, atol=2e-5)
 
 
 def test_span_outside_sentence_is_an_error(encoder):

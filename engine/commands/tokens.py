@@ -48,13 +48,13 @@ def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, thre
 
     One index per (corpus, model, layers, pooling); the manifest records them. Rows: the target's corpus,
     split, document, sentence_id, position, length, surface, lemma, pos, sense, senses; sentences are kept
-    once beside the shards. Skipped inputs (keys without instances, spans outside a sentence, targets past
-    the model's length limit) are counted and printed.
+    once beside the shards. Skipped inputs (keys without instances, spans outside a sentence, targets longer
+    than the model's length limit) are counted and printed.
     """
     from ..encode import LOST_PAST_LIMIT, parse_layers
     from ..tokens import build_token_index
 
-    with warnings.catch_warnings():  # the truncation warning is printed below as one plain line
+    with warnings.catch_warnings():  # long sentences and lost targets are printed below as one plain line
         warnings.simplefilter("ignore", UserWarning)
         s = build_token_index(obj.home, name, model, corpus_spec, layers=parse_layers(layer, layers),
                               pooling=pooling, batch_tokens=batch_tokens, max_sentences=max_sentences,
@@ -64,9 +64,10 @@ def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, thre
     click.echo(f"built {s['name']}: {s['targets']} targets of {s['sentences']} sentences ({s['corpus']}), "
                f"{model} layers {s['layers']} {s['pooling']}-pooled, dim {s['dim']}; {e.subword_tokens} subword "
                f"tokens at {e.tokens_per_s:.0f} tokens/s; {s['seconds']} s in all")
-    if e.truncated_sentences:
-        click.echo(f"warning: {e.truncated_sentences} sentences longer than the model's limit were truncated; "
-                   f"{e.lost_targets.get(LOST_PAST_LIMIT, 0)} targets past the cut were skipped")
+    if e.split_sentences:
+        lost = e.lost_targets.get(LOST_PAST_LIMIT, 0)
+        click.echo(f"note: {e.split_sentences} sentences longer than the model's limit were read in {e.windows} "
+                   f"overlapping windows" + (f"; {lost} targets longer than a window were skipped" if lost else ""))
     if s["skipped"].counts:
         click.echo(f"skipped: {s['skipped'].summary()}")
 
