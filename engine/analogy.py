@@ -16,9 +16,9 @@ replacing ``cb`` by ``M(x) = max over the relation's start words of cos(x, b')``
 shares a:a*; the words whose bound clears a threshold (about 2,048 of them) are scored exactly, and a question
 whose k-th best candidate reaches the threshold is answered; for the others only the words whose bound reaches
 their k-th best so far are scored (``pairdir`` scans the whole vocabulary). The gold answer's rank is counted
-the same way. All of it is gathers and adds on rows of P, never a full sort. Arbitrary questions (not a relation) go through the words
-FAISS index for ``add`` (:meth:`engine.index.VectorIndex.search` with per-query exclusion) and through
-blocked element-wise scans for the others (:func:`answer_questions`).
+the same way. All of it is gathers and adds on rows of P, never a full sort. Arbitrary questions (not a
+relation) go through the words FAISS index for ``add`` (:meth:`engine.index.VectorIndex.search` with
+per-query exclusion) and through blocked element-wise scans for the others (:func:`answer_questions`).
 
 The usual test excludes a, a* and b from the answers; the honest test (``honest=True``) excludes nothing.
 ``restrict`` limits the candidates to the N most frequent words (row ids < N), like gensim's
