@@ -23,7 +23,9 @@ from .common import numpy_gflops, record, timed
 
 def one_sentence_at_a_time(encoder: TokenEncoder, sentences: Sequence[Sequence[str]],
                            spans: Sequence[Sequence[tuple[int, int]]]) -> np.ndarray:
-    """The baseline: per sentence, tokenise, run the model on that sentence alone, pool each target."""
+    """The baseline: per sentence, tokenise, run the model on that sentence alone, pool each target. Like the
+    paper's code it truncates at the model's limit, so its vectors match lexprobe's where sentences fit (all of
+    SemCor's do; lexprobe reads longer ones in windows)."""
     import torch
 
     out = []
