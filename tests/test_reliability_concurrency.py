@@ -29,16 +29,18 @@ for v in variants:
     insert_words(home, "w", [f"ins{i}" for i in range(%(n)d)], matrix, origin="test", settings={}, replace=True)
 """ % {"n": N_INS, "d": DIM}
 
-# Opens the index again and again for ``seconds``; checks every open is one complete version.
+# Opens the index again and again until ``stop`` exists (``ready`` after its first good open); checks every
+# open is one complete version.
 READER = r"""
 import json, sys, time, traceback
 import numpy as np
 from pathlib import Path
 from engine.words import WordIndex
-home, expected, seconds = Path(sys.argv[1]), json.load(open(sys.argv[2])), float(sys.argv[3])
+home, expected = Path(sys.argv[1]), json.load(open(sys.argv[2]))
+ready, stop = Path(sys.argv[3]), Path(sys.argv[4])
 seen, errors, opens = {}, [], 0
-end = time.monotonic() + seconds
-while time.monotonic() < end:
+deadline = time.monotonic() + 300
+while not stop.exists() and time.monotonic() < deadline:
     try:
         index = WordIndex.open(home, "w")
         opens += 1
@@ -57,6 +59,7 @@ while time.monotonic() < end:
         if got != expected[state]["answers"]:
             errors.append(f"open {opens}: answers of version {state} differ: {got[:3]}")
         seen[state] = seen.get(state, 0) + 1
+        ready.touch()
     except Exception as exc:
         errors.append(f"open {opens}: {type(exc).__name__}: {exc}")
 print(json.dumps({"opens": opens, "seen": seen, "errors": errors[:20]}))
@@ -92,19 +95,32 @@ def versions(tmp_path_factory):
     return root, src
 
 
+def _wait_until_ready(ready: list, readers: list, limit: float = 120) -> None:
+    """Wait until every reader has made its first good open (its ``ready`` file exists)."""
+    deadline = time.monotonic() + limit
+    while not all(r.exists() for r in ready):
+        for proc in readers:
+            assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "readers did not start"
+        time.sleep(0.05)
+
+
 def test_readers_never_see_a_mix_during_insertions(versions, tmp_path):
     from engine.words import build_word_index
 
     root, src = versions
     home = tmp_path / "home"
     build_word_index(home, "w", str(src), shard_rows=10_000)
-    readers = [subprocess.Popen([sys.executable, "-c", READER, str(home), str(root / "expected.json"), "12"],
-                                env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True) for _ in range(2)]
-    time.sleep(1.5)  # readers are up and reading the base version
+    ready, stop = [tmp_path / f"ready{i}" for i in range(2)], tmp_path / "stop"
+    readers = [subprocess.Popen([sys.executable, "-c", READER, str(home), str(root / "expected.json"), str(r),
+                                 str(stop)], env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for r in ready]
+    _wait_until_ready(ready, readers)  # both have read the base version
     writer = subprocess.run([sys.executable, "-c", INSERT, str(home), "1,2,1,2,1,2,1,2"], env=ch.env(home),
                             cwd=ch.REPO, capture_output=True, text=True, timeout=120)
     assert writer.returncode == 0, writer.stderr
+    time.sleep(1)  # and read the last version
+    stop.touch()
     reports = []
     for proc in readers:
         out, err = proc.communicate(timeout=120)
@@ -183,7 +199,8 @@ import json, sys, time
 from pathlib import Path
 import numpy as np
 from engine.words import WordIndex
-home, base_count, ota, stop = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), Path(sys.argv[4])
+home, base_count, ota = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
+stop, ready = Path(sys.argv[4]), Path(sys.argv[5])
 versions, errors, opens = set(), [], 0
 deadline = time.monotonic() + 300
 while not stop.exists() and time.monotonic() < deadline:
@@ -203,6 +220,7 @@ while not stop.exists() and time.monotonic() < deadline:
             if not np.allclose(index.vectors.index.reconstruct(int(i)), index.unit_of([i])[0], atol=1e-5):
                 errors.append(f"open {opens}: FAISS vector of {w} is not its shard vector")
         versions.add(index.store.manifest["version_id"])
+        ready.touch()
     except Exception as exc:
         errors.append(f"open {opens}: {type(exc).__name__}: {exc}")
 print(json.dumps({"opens": opens, "versions": len(versions), "errors": errors[:20]}))
@@ -216,10 +234,11 @@ def test_readers_never_see_a_mix_during_ota_insertions(tmp_path):
         home, stop = tmp_path / "home", tmp_path / "stop"
         assert zygote.run(home, "-q", "index", "words", "--vectors", "hf:splade-tiny", "--limit", "3000",
                           "--name", "sp") == 0
+        ready = [tmp_path / f"ready{i}" for i in range(2)]
         readers = [subprocess.Popen([sys.executable, "-c", OTA_READER, str(home), "3000", ",".join(OTA_WORDS),
-                                     str(stop)], env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True) for _ in range(2)]
-        time.sleep(3)  # readers are up
+                                     str(stop), str(r)], env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True) for r in ready]
+        _wait_until_ready(ready, readers)
         for seed in ("1", "2"):
             assert zygote.run(home, "-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "2",
                               "--seed", seed, "--replace", *OTA_WORDS) == 0
