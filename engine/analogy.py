@@ -43,6 +43,7 @@ METHODS = ("add", "mul", "pairdir")
 DEFAULT_EPS = 1e-3
 _CANDIDATES = 2048
 _CHUNK = 64
+_BLOCK = 8192  # words per block when counting over the whole vocabulary (a block of P's rows fits in cache)
 
 
 def check_method(method: str) -> str:
@@ -145,10 +146,23 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
             score = lambda c, r, cb: _combine(method, h[c], cb)
             bound = _combine(method, h, M)
 
-        def outer(cols, sel):  # scores (len(sel), len(cols)); whole rows (no 2-D gather) when cols is every word
-            if len(cols) == V:
-                return score((None, slice(None)), sel[:, None], S[js[sel]])
+        def outer(cols, sel):  # scores (len(sel), words): cols sorted ids, or a slice (rows of P, no 2-D gather)
+            if not isinstance(cols, slice) and len(cols) == V:
+                cols = slice(None)
+            if isinstance(cols, slice):
+                return score((None, cols), sel[:, None], S[js[sel], cols])
             return score(cols[None, :], sel[:, None], S[np.ix_(js[sel], cols)])
+
+        def count_above(sel, floor):  # per question: allowed words of the whole vocabulary scoring above floor
+            above = sum(np.count_nonzero(outer(np.s_[a:a + _BLOCK], sel) > floor[:, None], axis=1)
+                        for a in range(0, V, _BLOCK))  # block by block: the rows of P stay in cache
+            ex = np.sort(excl[sel], axis=1)
+            once = np.ones(ex.shape, bool)
+            once[:, 1:] = ex[:, 1:] != ex[:, :-1]  # an excluded word listed twice is removed once
+            qq, ww = np.nonzero(once & (ex < V))
+            ww = ex[qq, ww]
+            hit = score(ww, sel[qq], S[js[sel[qq]], ww]) > floor[qq]
+            return above - np.bincount(qq[hit], minlength=len(sel))
         # the best-scoring accepted answer of each question (not excluded, inside the candidates)
         rr = np.repeat(np.arange(len(js)), [len(gold[j]) for j in js])
         gg = np.asarray([g for j in js for g in gold[j]], dtype=np.int64)
@@ -176,8 +190,11 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
             out_ids[rows[todo], : top.shape[1]], out_scores[rows[todo], : top.shape[1]] = cols[top], vals
         if ranks_wanted and len(count):  # only words whose bound beats the gold score can rank above it
             cols = _columns(bound, g_best[count].min(), V)  # a word with bound == gold's score cannot beat it
-            R = _masked(outer(cols, count), cols, excl[count])
-            ranks[rows[count]] = 1 + (R > g_best[count, None]).sum(axis=1)
+            if len(cols) == V:
+                ranks[rows[count]] = 1 + count_above(count, g_best[count])
+            else:
+                R = _masked(outer(cols, count), cols, excl[count])
+                ranks[rows[count]] = 1 + (R > g_best[count, None]).sum(axis=1)
     out_ids[~np.isfinite(out_scores)] = -1
     if method == "add":  # report cosines: divide by ||b - a + a*||, from the Gram matrix of unit vectors
         qn = np.sqrt(np.maximum(3.0 + 2.0 * (gram[n + ii, jj] - gram[n + ii, ii] - gram[ii, jj]), 1e-12))

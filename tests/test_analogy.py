@@ -83,6 +83,19 @@ def test_pruned_kernel_on_the_whole_vocabulary_k1(glove, bats, method):
     np.testing.assert_allclose(fast.column("score").to_numpy(), full.column("score").to_numpy(), rtol=1e-6)
 
 
+def test_add_ranks_by_brute_force_over_the_whole_vocabulary(glove, bats):
+    """Gold ranks far down the list (counted block by block over all 400k words, excluded words removed) equal a
+    brute-force count of the words scoring above the gold answer."""
+    rows = sorted(run_relations(glove, [bats["L05"]]).table.to_pylist(), key=lambda r: -r["rank"])[:4]
+    assert rows[0]["rank"] > 1000
+    for row in rows:
+        a, a_star, b, gold = (glove.word_to_id[row[c]] for c in ("a", "a_star", "b", "gold"))
+        scores = glove.unit @ (glove.unit[b] - glove.unit[a] + glove.unit[a_star])
+        scores[[a, a_star, b]] = -np.inf
+        g = scores[gold]  # float32 sums in another order: words within 1e-5 of the gold may fall either way
+        assert 1 + (scores > g + 1e-5).sum() <= row["rank"] <= 1 + (scores > g - 1e-5).sum()
+
+
 def test_pairdir_and_rank_by_brute_force(glove, bats):
     table = run_relations(glove, [bats["I05"]], method="pairdir", restrict=20000).table
     U = glove.unit[:20000]
