@@ -154,15 +154,9 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
             return score(cols[None, :], sel[:, None], S[np.ix_(js[sel], cols)])
 
         def count_above(sel, floor):  # per question: allowed words of the whole vocabulary scoring above floor
-            above = sum(np.count_nonzero(outer(np.s_[a:a + _BLOCK], sel) > floor[:, None], axis=1)
-                        for a in range(0, V, _BLOCK))  # block by block: the rows of P stay in cache
-            ex = np.sort(excl[sel], axis=1)
-            once = np.ones(ex.shape, bool)
-            once[:, 1:] = ex[:, 1:] != ex[:, :-1]  # an excluded word listed twice is removed once
-            qq, ww = np.nonzero(once & (ex < V))
-            ww = ex[qq, ww]
-            hit = score(ww, sel[qq], S[js[sel[qq]], ww]) > floor[qq]
-            return above - np.bincount(qq[hit], minlength=len(sel))
+            blocks = ((np.s_[a:a + _BLOCK], np.arange(a, min(a + _BLOCK, V))) for a in range(0, V, _BLOCK))
+            return sum(np.count_nonzero(_masked(outer(block, sel), ids, excl[sel]) > floor[:, None], axis=1)
+                       for block, ids in blocks)  # block by block: the rows of P stay in cache
         # the best-scoring accepted answer of each question (not excluded, inside the candidates)
         rr = np.repeat(np.arange(len(js)), [len(gold[j]) for j in js])
         gg = np.asarray([g for j in js for g in gold[j]], dtype=np.int64)

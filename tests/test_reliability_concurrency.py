@@ -105,6 +105,18 @@ def _wait_until_ready(ready: list, readers: list, limit: float = 120) -> None:
         time.sleep(0.05)
 
 
+def _stop_readers(stop, readers: list) -> list[dict]:
+    """Let the readers read the last version for a second, stop them, and return their reports."""
+    time.sleep(1)
+    stop.touch()
+    reports = []
+    for proc in readers:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports
+
+
 def test_readers_never_see_a_mix_during_insertions(versions, tmp_path):
     from engine.words import build_word_index
 
@@ -119,13 +131,7 @@ def test_readers_never_see_a_mix_during_insertions(versions, tmp_path):
     writer = subprocess.run([sys.executable, "-c", INSERT, str(home), "1,2,1,2,1,2,1,2"], env=ch.env(home),
                             cwd=ch.REPO, capture_output=True, text=True, timeout=120)
     assert writer.returncode == 0, writer.stderr
-    time.sleep(1)  # and read the last version
-    stop.touch()
-    reports = []
-    for proc in readers:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        reports.append(json.loads(out.strip().splitlines()[-1]))
+    reports = _stop_readers(stop, readers)
     print("readers:", reports, file=sys.stderr)
     for report in reports:
         assert report["errors"] == []
@@ -242,13 +248,7 @@ def test_readers_never_see_a_mix_during_ota_insertions(tmp_path):
         for seed in ("1", "2"):
             assert zygote.run(home, "-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "2",
                               "--seed", seed, "--replace", *OTA_WORDS) == 0
-        time.sleep(1)
-        stop.touch()
-        reports = []
-        for proc in readers:
-            out, err = proc.communicate(timeout=120)
-            assert proc.returncode == 0, err
-            reports.append(json.loads(out.strip().splitlines()[-1]))
+        reports = _stop_readers(stop, readers)
     finally:
         zygote.close()
     print("OTA readers:", reports, file=sys.stderr)
