@@ -1,4 +1,4 @@
-"""``python -m engine`` runs the lexprobe CLI."""
+"""``python -m lexprobe`` runs the lexprobe CLI."""
 
 from .cli import main
 

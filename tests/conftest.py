@@ -24,7 +24,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def glove_home(tmp_path_factory) -> Path:
     """An index home holding ``glove``: the packaged 400k x 50 GloVe, built once per test session."""
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     home = tmp_path_factory.mktemp("glove_home")
     build_word_index(home, "glove", "glove-6b-50d")
@@ -54,7 +54,7 @@ def cli():
     import click
     from click.testing import CliRunner
 
-    from engine.cli import main
+    from lexprobe.cli.root import main
 
     @click.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
     @click.argument("argv", nargs=-1, type=click.UNPROCESSED)

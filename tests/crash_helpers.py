@@ -34,15 +34,15 @@ ZYGOTE = r"""
 import json, os, shutil, signal, sys
 import torch, transformers, transformers.models.bert  # the slow imports, once
 torch.set_num_threads(1)
-import engine.cli, engine.encode, engine.index, engine.ota, engine.store, engine.tokens
-from engine.models import load_encoder, load_tokenizer
+import lexprobe.cli.root, lexprobe.sources.encoder, lexprobe.core.vector_index, lexprobe.analyses.ota, lexprobe.core.store, lexprobe.kinds.tokens
+from lexprobe.sources.models import load_encoder, load_tokenizer
 for name in sys.argv[1:]:  # warm-up: transformers imports the rest of its modules on the first load
     load_tokenizer(name), load_encoder(name)
 
 def crash_at(step, nth):
-    owner, attr = {"fsync": (os, "fsync"), "rename": (os, "rename"), "exchange": (engine.store, "_exchange"),
-                   "rmtree": (shutil, "rmtree"), "faiss_write": (engine.index, "save"),
-                   "shard_write": (engine.store.StoreWriter, "_write_shard")}[step]
+    owner, attr = {"fsync": (os, "fsync"), "rename": (os, "rename"), "exchange": (lexprobe.core.store, "_exchange"),
+                   "rmtree": (shutil, "rmtree"), "faiss_write": (lexprobe.core.vector_index, "save"),
+                   "shard_write": (lexprobe.core.store.StoreWriter, "_write_shard")}[step]
     real, calls = getattr(owner, attr), [0]
     def hit(*a, **k):
         calls[0] += 1
@@ -66,7 +66,7 @@ for line in sys.stdin:
             if job["code"]:
                 exec(job["code"], {"__name__": "__job__", "argv": job["argv"]})
             else:
-                engine.cli.main(job["argv"])
+                lexprobe.cli.root.main(job["argv"])
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
@@ -144,12 +144,12 @@ def env(home: Path, **extra: str) -> dict:
 
 
 def lexprobe_argv(*args) -> list[str]:
-    return [sys.executable, "-m", "engine", *map(str, args)]
+    return [sys.executable, "-m", "lexprobe", *map(str, args)]
 
 
 def word_state(home: Path, name: str) -> tuple[list[str], np.ndarray]:
     """(words, raw vectors) of the live rows of a words index, after full verification."""
-    from engine.words import WordIndex
+    from lexprobe.kinds.words import WordIndex
 
     index = WordIndex.open(home, name)
     dead = set(index.store.tombstones.tolist())
@@ -159,7 +159,7 @@ def word_state(home: Path, name: str) -> tuple[list[str], np.ndarray]:
 
 def neighbor_answers(home: Path, name: str, words: list[str], k: int = 5) -> list[tuple]:
     """Neighbour answers (query, word) with scores rounded: equal for two equal indexes."""
-    from engine.words import WordIndex
+    from lexprobe.kinds.words import WordIndex
 
     rows = WordIndex.open(home, name).neighbors(words, k)
     return [(r["query"], r["word"], round(r["score"], 5)) for r in rows]
@@ -173,8 +173,8 @@ def stray_temp(home: Path, name: str) -> list[Path]:
 def fingerprint(home: Path, name: str) -> tuple:
     """What a version of an index is, byte for byte: (kind, count, tombstones, shard CRCs, side-file CRCs),
     after full verification (checksums on open, FAISS size against the shards)."""
-    from engine.commands.indexes import verify_store
-    from engine.store import open_index
+    from lexprobe.cli.indexes import verify_store
+    from lexprobe.core.store import open_index
 
     store = open_index(home, name)
     verify_store(store)

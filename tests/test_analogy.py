@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from engine.analogy import answer_questions, honest_shares, run_relations
-from engine.offset_index import usable_relations
-from engine.words import WordIndex
+from lexprobe.analyses.analogy import answer_questions, honest_shares, run_relations
+from lexprobe.kinds.offsets import usable_relations
+from lexprobe.kinds.words import WordIndex
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def bats(glove, shared_data):
 
 @pytest.fixture(scope="module")
 def kv(glove):
-    from engine.perf.analogy import gensim_vectors
+    from lexprobe.perf.analogy import gensim_vectors
 
     return gensim_vectors(glove)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.datasets.bats import apply_vocab, category_of, read_bats, read_relation_file
-from engine.datasets.google import read_google, read_questions
-from engine.errors import InputError, LexprobeError
+from lexprobe.sources.datasets.bats import apply_vocab, category_of, read_bats, read_relation_file
+from lexprobe.sources.datasets.google import read_google, read_questions
+from lexprobe.core.errors import InputError, LexprobeError
 
 
 def _write(path, text: str, newline: str = "\n"):

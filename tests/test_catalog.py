@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from engine.words import insert_words
+from lexprobe.kinds.words import insert_words
 
 
 def test_sql_counts_the_glove_words(cli, glove_home):

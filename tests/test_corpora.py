@@ -8,9 +8,9 @@ import json
 import pyarrow.compute as pc
 import pytest
 
-from engine.datasets.corpus import read_corpus
-from engine.datasets.streusle import _vis_units
-from engine.errors import InputError, LexprobeError
+from lexprobe.sources.datasets.corpus import read_corpus
+from lexprobe.sources.datasets.streusle import _vis_units
+from lexprobe.core.errors import InputError, LexprobeError
 
 EVAL_SETS = ["senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "ALL"]
 

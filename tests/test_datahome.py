@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import datahome
-from engine.errors import InputError, LexprobeError
+from lexprobe.sources import datahome
+from lexprobe.core.errors import InputError, LexprobeError
 
 
 def _bats_fixture(root: Path) -> Path:

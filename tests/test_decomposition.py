@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.decomposition import DELTA, REFERENCE, TERMS, decompose, decompose_relations, plot_means, relation_means
-from engine.offset_index import usable_relations
-from engine.words import WordIndex
+from lexprobe.analyses.decomposition import DELTA, REFERENCE, TERMS, decompose, decompose_relations, plot_means, relation_means
+from lexprobe.kinds.offsets import usable_relations
+from lexprobe.kinds.words import WordIndex
 
 
 def test_hand_computed_example():

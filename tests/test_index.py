@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from engine import index as vindex
-from engine.words import WordIndex
+from lexprobe.core import vector_index as vindex
+from lexprobe.kinds.words import WordIndex
 
 
 def _brute(unit, q, k, exclude=()):

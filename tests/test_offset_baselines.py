@@ -1,4 +1,4 @@
-"""The random analogy sets of Table 1 (engine.offset_baselines) on synthetic ids, and the whole Table 1 run
+"""The random analogy sets of Table 1 (lexprobe.analyses.offset_baselines) on synthetic ids, and the whole Table 1 run
 (``bench offsets``) on the packaged GloVe and the real BATS."""
 
 import json
@@ -7,9 +7,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from engine.errors import LexprobeError
-from engine.offset_baselines import KINDS, baseline_sets, possible_kinds, random_pool, run_table1, summarise
-from engine.offsets import PairSet
+from lexprobe.core.errors import LexprobeError
+from lexprobe.analyses.offset_baselines import KINDS, baseline_sets, possible_kinds, random_pool, run_table1, summarise
+from lexprobe.analyses.offsets import PairSet
 
 OFFSETS = "glove-bats-offsets-t4"  # not the default name: other tests share the session's glove_home
 
@@ -136,7 +136,7 @@ def test_table1_on_glove_and_bats_reproduces_the_papers_pattern(table1):
 
 
 def test_shuffles_are_stored_in_the_offsets_index_and_queried(table1, glove_home, cli, shared_data):
-    from engine.offset_index import OffsetIndex
+    from lexprobe.kinds.offsets import OffsetIndex
 
     index = OffsetIndex.open(glove_home, OFFSETS)
     assert set(index.kinds()) == {"true", "shuffled", *KINDS}
@@ -158,7 +158,7 @@ def test_shuffles_are_stored_in_the_offsets_index_and_queried(table1, glove_home
 
 
 def test_rerun_with_the_same_seed_gives_the_same_table_and_stores_nothing_new(table1, glove_home):
-    from engine.offset_index import OffsetIndex
+    from lexprobe.kinds.offsets import OffsetIndex
 
     out, args = table1
     before = OffsetIndex.open(glove_home, OFFSETS).store.count
@@ -201,7 +201,7 @@ def test_one_category_folder_runs_without_the_impossible_mismatched_kind(glove_h
 
 
 def test_offsets_index_of_an_older_words_version_is_refused(home, shared_data, tmp_path):
-    from engine.words import build_word_index, insert_words
+    from lexprobe.kinds.words import build_word_index, insert_words
 
     build_word_index(home, "small", "glove-6b-50d", limit=30000)
     dataset = f"bats:{shared_data / 'BATS_3.0' / '1_Inflectional_morphology'}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.errors import LexprobeError
-from engine.offset_index import OffsetIndex, append_offsets, build_offset_index, offset_table, read_dataset
-from engine.words import WordIndex
+from lexprobe.core.errors import LexprobeError
+from lexprobe.kinds.offsets import OffsetIndex, append_offsets, build_offset_index, offset_table, read_dataset
+from lexprobe.kinds.words import WordIndex
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from engine import ota  # noqa: E402
-from engine.errors import LexprobeError  # noqa: E402
-from engine.ota_recovery import cosine_distance, run_recovery, split_without, stop_iterations  # noqa: E402
+from lexprobe.analyses import ota  # noqa: E402
+from lexprobe.core.errors import LexprobeError  # noqa: E402
+from lexprobe.analyses.ota_recovery import cosine_distance, run_recovery, split_without, stop_iterations  # noqa: E402
 
 SYLLABLES = ["ba", "be", "bo", "da", "de", "do", "ka", "ke", "ko", "la", "le", "lo", "ma", "me", "mo", "na"]
 WORDS = ["cat", "dog", "sun", "run", "tree"] + [a + b for a in SYLLABLES for b in SYLLABLES[:12]]
@@ -195,7 +195,7 @@ def test_unknown_tokens_and_empty_words_are_clear_errors(tiny):
 
 
 def test_recovery_helpers_by_hand():
-    from engine.models import load_tokenizer
+    from lexprobe.sources.models import load_tokenizer
 
     tokenizer = load_tokenizer("splade-tiny")
     king = tokenizer.convert_tokens_to_ids("king")
@@ -210,7 +210,7 @@ def test_recovery_helpers_by_hand():
 
 
 def test_recovery_on_splade_tiny_gets_closer():
-    from engine.models import load_encoder, load_tokenizer
+    from lexprobe.sources.models import load_encoder, load_tokenizer
 
     tokenizer, model = load_tokenizer("splade-tiny"), load_encoder("splade-tiny")
     res = run_recovery(model, tokenizer, n_words=4, iterations=150, inits=("zeros", "mean"), lrs=(1e-2,), every=50)
@@ -226,7 +226,7 @@ def test_recovery_on_splade_tiny_gets_closer():
 
 @pytest.fixture(scope="module")
 def splade_home(tmp_path_factory):
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     home = tmp_path_factory.mktemp("ota_home")
     build_word_index(home, "sp", "hf:splade-tiny")
@@ -234,7 +234,7 @@ def splade_home(tmp_path_factory):
 
 
 def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
-    from engine.words import WordIndex
+    from lexprobe.kinds.words import WordIndex
 
     before = WordIndex.open(splade_home, "sp").store.count
     words_file = tmp_path / "words.txt"

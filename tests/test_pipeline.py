@@ -9,12 +9,12 @@ import shutil
 import numpy as np
 import pytest
 
-from engine import pipeline
-from engine.datasets.google import read_questions
-from engine.errors import LexprobeError
-from engine.report import Image, Section, Table
-from engine.store import Store
-from engine.words import WordIndex, build_word_index
+from lexprobe.runs import main_job as pipeline
+from lexprobe.sources.datasets.google import read_questions
+from lexprobe.core.errors import LexprobeError
+from lexprobe.runs.report import Image, Section, Table
+from lexprobe.core.store import Store
+from lexprobe.kinds.words import WordIndex, build_word_index
 
 
 def _ok_stage(run_dir, settings):
@@ -33,8 +33,8 @@ def test_skips_failures_and_timings(tmp_path):
     stages = [
         pipeline.Stage("ok", "OK stage", "analogies", _ok_stage),
         pipeline.Stage("needs-data", "Needs BATS", "analogies", _ok_stage, datasets=("bats",)),
-        pipeline.Stage("future", "Future stage", "senses", "engine.not_written_yet:report_stage"),
-        pipeline.Stage("no-fn", "Module without stage", "senses", "engine.output:report_stage"),
+        pipeline.Stage("future", "Future stage", "senses", "lexprobe.not_written_yet:report_stage"),
+        pipeline.Stage("no-fn", "Module without stage", "senses", "lexprobe.core.formatting:report_stage"),
         pipeline.Stage("no-package", "Needs a package", "rare-words", _ok_stage, packages=("no_such_pkg_xyz",)),
         pipeline.Stage("broken", "Broken stage", "rare-words", _broken_stage),
     ]
@@ -44,8 +44,8 @@ def test_skips_failures_and_timings(tmp_path):
     status = {s.key: (s.status, s.note) for s in report.sections}
     assert status["ok"] == ("done", "")
     assert status["needs-data"][0] == "skipped" and "lexprobe data fetch bats" in status["needs-data"][1]
-    assert status["future"] == ("skipped", "not available yet: engine.not_written_yet is not part of this version")
-    assert status["no-fn"] == ("skipped", "not available yet: engine.output has no report_stage()")
+    assert status["future"] == ("skipped", "not available yet: lexprobe.not_written_yet is not part of this version")
+    assert status["no-fn"] == ("skipped", "not available yet: lexprobe.core.formatting has no report_stage()")
     assert status["no-package"][0] == "skipped" and "no_such_pkg_xyz" in status["no-package"][1]
     assert status["broken"] == ("failed", "ValueError: boom")
     assert report.sections[0].images[0].path == "ok/plot.png" and (tmp_path / "run" / "ok" / "plot.png").exists()

@@ -8,15 +8,15 @@ from math import comb
 import numpy as np
 import pytest
 
-from engine.datasets.wnlampro import Entry, write_dataset
-from engine.errors import LexprobeError
-from engine.patterns import PATTERNS, article, check_pattern, fill
-from engine.probing import MaskedLM, make_query, probe, random_scores, rank_targets
+from lexprobe.sources.datasets.wnlampro import Entry, write_dataset
+from lexprobe.core.errors import LexprobeError
+from lexprobe.analyses.patterns import PATTERNS, article, check_pattern, fill
+from lexprobe.analyses.probing import MaskedLM, make_query, probe, random_scores, rank_targets
 
 
 @pytest.fixture(scope="session")
 def tokenizer():
-    from engine.models import load_tokenizer
+    from lexprobe.sources.models import load_tokenizer
 
     return load_tokenizer("splade-tiny")
 

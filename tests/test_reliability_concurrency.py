@@ -22,7 +22,7 @@ DIM = 20
 INSERT = r"""
 import sys, numpy as np
 from pathlib import Path
-from engine.words import insert_words
+from lexprobe.kinds.words import insert_words
 home, variants = Path(sys.argv[1]), sys.argv[2].split(",")
 for v in variants:
     matrix = np.random.default_rng(int(v)).standard_normal((%(n)d, %(d)d)).astype(np.float32)
@@ -35,7 +35,7 @@ READER = r"""
 import json, sys, time, traceback
 import numpy as np
 from pathlib import Path
-from engine.words import WordIndex
+from lexprobe.kinds.words import WordIndex
 home, expected = Path(sys.argv[1]), json.load(open(sys.argv[2]))
 ready, stop = Path(sys.argv[3]), Path(sys.argv[4])
 seen, errors, opens = {}, [], 0
@@ -69,7 +69,7 @@ print(json.dumps({"opens": opens, "seen": seen, "errors": errors[:20]}))
 @pytest.fixture(scope="module")
 def versions(tmp_path_factory):
     """A base index and, in a reference home, the clean results of inserting variants 1 and 2."""
-    from engine.words import WordIndex, build_word_index, insert_words
+    from lexprobe.kinds.words import WordIndex, build_word_index, insert_words
 
     root = tmp_path_factory.mktemp("concurrency")
     src = root / "base.txt"
@@ -118,7 +118,7 @@ def _stop_readers(stop, readers: list) -> list[dict]:
 
 
 def test_readers_never_see_a_mix_during_insertions(versions, tmp_path):
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     root, src = versions
     home = tmp_path / "home"
@@ -143,7 +143,7 @@ def test_readers_never_see_a_mix_during_insertions(versions, tmp_path):
 def test_second_writer_fails_clearly_or_waits(cli, versions, tmp_path):
     """Another process holds the writer lock (this test, so the timing is deterministic): a writer fails at once
     with one line naming the lock, or after ``LEXPROBE_LOCK_WAIT`` seconds, or waits for the lock and then runs."""
-    from engine.store import write_lock
+    from lexprobe.core.store import write_lock
 
     root, src = versions
     big = tmp_path / "big.txt"
@@ -183,14 +183,14 @@ def test_second_writer_fails_clearly_or_waits(cli, versions, tmp_path):
 def test_an_open_reader_keeps_its_version_after_a_swap(tmp_path):
     """A reader that opened the index before a writer swapped in a new version (and deleted the old folder)
     still loads the old version's side files: the FAISS file is held open, not looked up again by name."""
-    from engine.words import WordIndex, build_word_index, insert_words
+    from lexprobe.kinds.words import WordIndex, build_word_index, insert_words
 
     ch.write_glove(tmp_path / "v.txt", 1000, DIM, 1)
     build_word_index(tmp_path / "h", "w", str(tmp_path / "v.txt"))
     before = WordIndex.open(tmp_path / "h", "w").store
     insert_words(tmp_path / "h", "w", ["zz"], np.ones((1, DIM), np.float32), origin="test", settings={})
     assert not any((tmp_path / "h").glob(".w.tmp-*"))  # the old folder is gone
-    from engine import index as vindex
+    from lexprobe.core import vector_index as vindex
 
     assert vindex.load(before.file_path("faiss")).ntotal == 1000
     assert WordIndex.open(tmp_path / "h", "w").vectors.ntotal == 1001
@@ -204,7 +204,7 @@ OTA_READER = r"""
 import json, sys, time
 from pathlib import Path
 import numpy as np
-from engine.words import WordIndex
+from lexprobe.kinds.words import WordIndex
 home, base_count, ota = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
 stop, ready = Path(sys.argv[4]), Path(sys.argv[5])
 versions, errors, opens = set(), [], 0

@@ -17,7 +17,7 @@ import crash_helpers as ch
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory) -> Path:
     """A home with a words index of 3 shards + FAISS (3000 x 20)."""
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     root = tmp_path_factory.mktemp("corrupt_src")
     ch.write_glove(root / "v.txt", 3000, 20, 3)
@@ -76,8 +76,8 @@ def test_every_damage_to_every_file_is_caught(cli, clean, tmp_path):
 
 def test_open_api_refuses_a_damaged_index(clean, tmp_path):
     """The library entry points (not only the CLI) refuse to answer from a damaged index."""
-    from engine.errors import CorruptIndexError
-    from engine.words import WordIndex
+    from lexprobe.core.errors import CorruptIndexError
+    from lexprobe.kinds.words import WordIndex
 
     for file in _files(clean / "w"):
         home = tmp_path / file.replace("/", "_")
@@ -91,9 +91,9 @@ def test_open_api_refuses_a_damaged_index(clean, tmp_path):
 def other_kinds(tmp_path_factory, shared_data) -> Path:
     """A home with an offsets index (BATS inflections over 20k GloVe words) and a token index (senseval2,
     30 sentences, splade-tiny), each in several shards."""
-    from engine.offset_index import build_offset_index
-    from engine.tokens import build_token_index
-    from engine.words import build_word_index
+    from lexprobe.kinds.offsets import build_offset_index
+    from lexprobe.kinds.tokens import build_token_index
+    from lexprobe.kinds.words import build_word_index
 
     home = tmp_path_factory.mktemp("corrupt_kinds")
     build_word_index(home, "g", "glove-6b-50d", limit=20_000)
@@ -105,9 +105,9 @@ def other_kinds(tmp_path_factory, shared_data) -> Path:
 
 @pytest.mark.parametrize("name", ["o", "t"], ids=["offsets", "tokens"])
 def test_damage_to_offsets_and_token_indexes_is_caught(cli, other_kinds, tmp_path, name):
-    from engine.errors import CorruptIndexError
-    from engine.offset_index import OffsetIndex
-    from engine.tokens import TokenIndex
+    from lexprobe.core.errors import CorruptIndexError
+    from lexprobe.kinds.offsets import OffsetIndex
+    from lexprobe.kinds.tokens import TokenIndex
 
     opener = {"o": OffsetIndex.open, "t": TokenIndex.open}[name]
     index = other_kinds / name
@@ -134,8 +134,8 @@ def test_consistent_but_wrong_faiss_file_is_caught(cli, clean, tmp_path):
     its vector count and dimension must match the shards."""
     import json
 
-    from engine.store import _manifest_checksum, file_crc32
-    from engine.words import build_word_index
+    from lexprobe.core.store import _manifest_checksum, file_crc32
+    from lexprobe.kinds.words import build_word_index
 
     other = tmp_path / "other"
     ch.write_glove(tmp_path / "o.txt", 500, 20, 4)

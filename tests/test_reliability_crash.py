@@ -87,7 +87,7 @@ def _by_fingerprint(cli, name, versions: dict):
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory):
     """Two GloVe files (versions a and b) and their clean-build answers."""
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     root = tmp_path_factory.mktemp("crash_src")
     ref = root / "ref"
@@ -115,7 +115,7 @@ def test_sigkill_during_word_index_build(zygote, cli, sources, tmp_path):
 @pytest.mark.parametrize("fresh", [False, True], ids=["over-old-index", "no-old-index"])
 def test_crash_at_every_write_step(zygote, cli, tmp_path, fresh):
     """SIGKILL at the n-th fsync / rename / swap / rmtree / FAISS write / shard write, for every n."""
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     src, old, ref = tmp_path / "v.txt", tmp_path / "old.txt", tmp_path / "ref"
     words_new, matrix_new = ch.write_glove(src, 3000, 20, 5)
@@ -151,7 +151,7 @@ def test_crash_at_every_write_step(zygote, cli, tmp_path, fresh):
 INSERT = r"""
 import numpy as np
 from pathlib import Path
-from engine.words import insert_words
+from lexprobe.kinds.words import insert_words
 variant = int(argv[0])
 matrix = np.random.default_rng(variant).standard_normal((8000, 50)).astype(np.float32)
 insert_words(Path(__import__("os").environ["LEXPROBE_HOME"]), "w", [f"ins{i}" for i in range(8000)], matrix,
@@ -161,7 +161,7 @@ insert_words(Path(__import__("os").environ["LEXPROBE_HOME"]), "w", [f"ins{i}" fo
 
 def test_sigkill_during_insertion(zygote, cli, sources, tmp_path):
     """Python-level insertions (a new shard + FAISS add, replacing the previous inserted rows) killed at random."""
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     base_words, base_matrix = sources["a"][1], sources["a"][2]
     versions = {"base": (base_words, base_matrix, sources["a"][3])}
@@ -203,7 +203,7 @@ def _clean_versions(zygote, tmp_path, name, commands: dict, base=None) -> tuple[
 
 
 def test_sigkill_during_offsets_index_build(zygote, cli, shared_data, tmp_path):
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     bats = shared_data / "BATS_3.0"
     base = tmp_path / "base"

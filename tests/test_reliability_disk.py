@@ -65,8 +65,8 @@ def test_full_disk_build_fails_clearly_and_keeps_the_old_index(cli, small_fs, tm
 
 
 def test_full_disk_insertion_fails_clearly_and_keeps_the_old_index(small_fs, tmp_path):
-    from engine.errors import LexprobeError
-    from engine.words import build_word_index, insert_words
+    from lexprobe.core.errors import LexprobeError
+    from lexprobe.kinds.words import build_word_index, insert_words
 
     home = small_fs / "home"
     words, matrix = ch.write_glove(tmp_path / "small.txt", 2000, 20, 1)

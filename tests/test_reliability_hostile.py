@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import crash_helpers as ch
-from engine.errors import LexprobeError
+from lexprobe.core.errors import LexprobeError
 
 EXAMPLES = 60
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
@@ -163,9 +163,9 @@ def w2v_binary(words, matrix) -> bytes:
 def _build(root: Path, path: Path, fmt: str, vocab: Path | None = None):
     """Build a words index from ``path``; on success it verifies and holds only finite vectors, on failure
     nothing (no index, no temporary folder) is left under the home."""
-    from engine.commands.indexes import verify_store
-    from engine.store import open_index
-    from engine.words import WordIndex, build_word_index
+    from lexprobe.cli.indexes import verify_store
+    from lexprobe.core.store import open_index
+    from lexprobe.kinds.words import WordIndex, build_word_index
 
     home, name = root / "home", f"v{next(_counter)}"
     named = [path] + ([vocab] if vocab else [])
@@ -264,7 +264,7 @@ class Seeds(dict):
 
 
 def _seed_files(shared_data: Path) -> dict[str, bytes]:
-    from engine.patterns import RELATIONS
+    from lexprobe.analyses.patterns import RELATIONS
 
     bats = (shared_data / "BATS_3.0" / "1_Inflectional_morphology" / "I01 [noun - plural_reg].txt").read_bytes()
     google = (shared_data / "google_analogy" / "questions-words.txt").read_bytes()
@@ -306,7 +306,7 @@ def _corpus_is_valid(corpus) -> None:
 
 def test_seeds_are_valid(seeds, tmp_path):
     """The undamaged seeds read without error, so damaged ones test the readers, not a broken seed."""
-    from engine.datasets import bats, google, jsonl_corpus, streusle, wnlampro, wsd
+    from lexprobe.sources.datasets import bats, google, jsonl_corpus, streusle, wnlampro, wsd
 
     assert bats.read_relation_file(_write(tmp_path, "I01 [noun - plural_reg].txt", seeds["bats"])).pairs
     assert google.read_google(_write(tmp_path, "questions-words.txt", seeds["google"]))
@@ -323,7 +323,7 @@ def test_seeds_are_valid(seeds, tmp_path):
 @SETTINGS
 @given(data=st.data())
 def test_bats_reader(seeds, tmp_path, data):
-    from engine.datasets.bats import read_bats
+    from lexprobe.sources.datasets.bats import read_bats
 
     path = _write(tmp_path, "I01 [noun - plural_reg].txt", data.draw(hostile(seeds["bats"])))
     out = clean_outcome(lambda: read_bats(path), path)
@@ -335,7 +335,7 @@ def test_bats_reader(seeds, tmp_path, data):
 @SETTINGS
 @given(data=st.data())
 def test_google_reader(seeds, tmp_path, data):
-    from engine.datasets.google import read_questions
+    from lexprobe.sources.datasets.google import read_questions
 
     path = _write(tmp_path, "questions-words.txt", data.draw(hostile(seeds["google"])))
     out = clean_outcome(lambda: read_questions(path), path)
@@ -346,7 +346,7 @@ def test_google_reader(seeds, tmp_path, data):
 @SETTINGS
 @given(data=st.data())
 def test_raganato_xml_and_gold_keys(seeds, tmp_path, data):
-    from engine.datasets.wsd import read_wsd
+    from lexprobe.sources.datasets.wsd import read_wsd
 
     xml, gold = seeds["wsd.data.xml"], seeds["wsd.gold.key.txt"]
     if data.draw(st.booleans()):
@@ -362,7 +362,7 @@ def test_raganato_xml_and_gold_keys(seeds, tmp_path, data):
 
 def test_xml_entity_expansion_is_refused(tmp_path):
     """A 'billion laughs' file ends in a clean error quickly, not in gigabytes of memory."""
-    from engine.datasets.wsd import read_wsd
+    from lexprobe.sources.datasets.wsd import read_wsd
 
     lol = "".join(f'<!ENTITY l{i} "{("&l" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
     xml = (f'<?xml version="1.0"?><!DOCTYPE corpus [<!ENTITY l0 "lol">{lol}]><corpus><text id="d">'
@@ -377,7 +377,7 @@ def test_xml_entity_expansion_is_refused(tmp_path):
 @SETTINGS
 @given(data=st.data())
 def test_streusle_reader(seeds, tmp_path, kind, data):
-    from engine.datasets.streusle import read_streusle
+    from lexprobe.sources.datasets.streusle import read_streusle
 
     path = _write(tmp_path, f"streusle.ud_dev.{kind}", data.draw(hostile(seeds[kind])))
     out = clean_outcome(lambda: read_streusle(path), path)
@@ -388,7 +388,7 @@ def test_streusle_reader(seeds, tmp_path, kind, data):
 @SETTINGS
 @given(data=st.data())
 def test_user_jsonl_corpus_reader(seeds, tmp_path, data):
-    from engine.datasets.jsonl_corpus import read_jsonl_corpus
+    from lexprobe.sources.datasets.jsonl_corpus import read_jsonl_corpus
 
     path = _write(tmp_path, "mine.jsonl", data.draw(hostile(seeds["jsonl"])))
     out = clean_outcome(lambda: read_jsonl_corpus(path), path)
@@ -400,8 +400,8 @@ def test_user_jsonl_corpus_reader(seeds, tmp_path, data):
 @SETTINGS
 @given(data=st.data())
 def test_wnlampro_readers(seeds, tmp_path, file, data):
-    from engine.datasets.wnlampro import read_dataset
-    from engine.patterns import RELATIONS
+    from lexprobe.sources.datasets.wnlampro import read_dataset
+    from lexprobe.analyses.patterns import RELATIONS
 
     path = _write(tmp_path, file, data.draw(hostile(seeds[file])))
     out = clean_outcome(lambda: read_dataset(path), path)
@@ -413,7 +413,7 @@ def test_wnlampro_readers(seeds, tmp_path, file, data):
 def test_hostile_datasets_through_the_index_builders(cli, tmp_path):
     """Bad dataset files given to ``index offsets`` and ``index tokens``: exit 2, one line naming the file, and
     no index or temporary folder left behind."""
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     home = tmp_path / "home"
     build_word_index(home, "g", "glove-6b-50d", limit=5000)

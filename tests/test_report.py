@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.errors import LexprobeError
-from engine.report import Image, Report, Section, Table, write_report
+from lexprobe.core.errors import LexprobeError
+from lexprobe.runs.report import Image, Report, Section, Table, write_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 RED = (1.0, 0.0, 0.0)  # the fixture plot's colour: nothing else on the page is pure red

@@ -27,7 +27,7 @@ def _differing(a: Path, b: Path) -> list[str]:
 
 def test_run_folder_writes_identical_bytes(tmp_path):
     """The run-folder writer itself: Parquet (no timestamps in its metadata), markdown and JSON."""
-    from engine.results import RunDir
+    from lexprobe.runs.run_dir import RunDir
 
     rows = [{"relation": "I01", "ocs": 0.25, "pcs": 0.5, "n": 3}, {"relation": "E02", "ocs": float("nan"),
                                                                     "pcs": 0.1, "n": 7}]
@@ -43,7 +43,7 @@ def test_run_folder_writes_identical_bytes(tmp_path):
 @pytest.fixture(scope="module")
 def glove_30k_homes(tmp_path_factory):
     """Three fresh homes, each with the 30,000 most frequent packaged GloVe words as index ``g``."""
-    from engine.words import build_word_index
+    from lexprobe.kinds.words import build_word_index
 
     homes = []
     for n in range(3):

@@ -4,7 +4,7 @@ simulation, and the ranking of real SemCor / evaluation-set subsets with the pac
 import numpy as np
 import pytest
 
-from engine.senses import random_baseline, rank_metrics
+from lexprobe.analyses.senses import random_baseline, rank_metrics
 
 
 def _at(degrees):
@@ -84,7 +84,7 @@ def test_random_baseline_hand_values():
 def _instances(rows, vectors):
     import pyarrow as pa
 
-    from engine.senses import Instances
+    from lexprobe.analyses.senses import Instances
 
     lemma, pos, sense = zip(*rows)
     table = pa.table({"instance_id": [f"i{n}" for n in range(len(rows))], "lemma": list(lemma),
@@ -104,7 +104,7 @@ def _toy_corpora():
 
 
 def test_rank_senses_groups_by_lemma_and_pos_and_filters_rare_senses():
-    from engine.senses import rank_senses
+    from lexprobe.analyses.senses import rank_senses
 
     database, queries = _toy_corpora()
     table, skips = rank_senses(database, queries, k_max=7, min_sense_count=2)
@@ -132,7 +132,7 @@ def test_rank_senses_groups_by_lemma_and_pos_and_filters_rare_senses():
 
 
 def test_rank_senses_same_corpus_leaves_each_query_out():
-    from engine.senses import rank_senses
+    from lexprobe.analyses.senses import rank_senses
 
     database, _ = _toy_corpora()
     table, _ = rank_senses(database, database, k_max=5, min_sense_count=2, same_corpus=True)
@@ -148,9 +148,9 @@ def test_rank_senses_same_corpus_leaves_each_query_out():
 
 
 def test_bucket_report_writes_tables_curves_and_checks(tmp_path):
-    from engine.results import RunDir
-    from engine.sense_buckets import cell_labels, write_bucket_report
-    from engine.senses import rank_senses
+    from lexprobe.runs.run_dir import RunDir
+    from lexprobe.analyses.sense_cells import cell_labels, write_bucket_report
+    from lexprobe.analyses.senses import rank_senses
 
     database, queries = _toy_corpora()
     table, _ = rank_senses(database, queries, k_max=7, min_sense_count=2, ratio_edges=[0.5])
@@ -260,7 +260,7 @@ def test_bad_input_is_one_line_error(semcor_run, cli, shared_data):
 
 
 def test_limit_queries_is_a_seeded_sample():
-    from engine.senses import rank_senses
+    from lexprobe.analyses.senses import rank_senses
 
     database, queries = _toy_corpora()
     a, skips = rank_senses(database, queries, k_max=5, min_sense_count=2, limit_queries=2, seed=7)
@@ -273,7 +273,7 @@ def test_limit_queries_is_a_seeded_sample():
 
 
 def test_speed_benchmark_baseline_agrees_with_grouped_ranking(tmp_path):
-    from engine.perf.senses import run_ranking_bench
+    from lexprobe.perf.senses import run_ranking_bench
 
     database, queries = _toy_corpora()
     result = run_ranking_bench(database, queries, label="toy", k_max=7, min_sense_count=2,

@@ -6,8 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from engine.errors import CorruptIndexError, LexprobeError, LockedError
-from engine.store import (Store, StoreWriter, open_index, vector_array, vector_type, write_lock)
+from lexprobe.core.errors import CorruptIndexError, LexprobeError, LockedError
+from lexprobe.core.store import (Store, StoreWriter, open_index, vector_array, vector_type, write_lock)
 
 
 def _schema(dim):

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from engine.datasets.corpus import read_corpus
-from engine.tokens import TokenIndex, encode_sentences, limit_corpus
+from lexprobe.sources.datasets.corpus import read_corpus
+from lexprobe.kinds.tokens import TokenIndex, encode_sentences, limit_corpus
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ bad input ending in one clear line with exit code 2."""
 import numpy as np
 import pytest
 
-from engine.errors import InputError
-from engine.vectors import read_vectors
+from lexprobe.core.errors import InputError
+from lexprobe.sources.vector_files import read_vectors
 
 WORDS = ["the", "cat", "sat"]
 VECS = np.array([[0.5, -1.25, 3.0], [1e-3, 2.5, -0.75], [4.0, 0.0, -2.0]], dtype=np.float32)
@@ -95,7 +95,7 @@ def test_packaged_glove_alias():
 
 
 def test_hf_input_embeddings_are_whole_word_tokens():
-    from engine.models import load_encoder, load_tokenizer
+    from lexprobe.sources.models import load_encoder, load_tokenizer
 
     source, words, mat, ids = _read_all("hf:splade-tiny")
     tok = load_tokenizer("splade-tiny")

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from engine.datasets.wnlampro import (Builder, Entry, assign_splits, bucket_of, read_authors_txt, read_dataset,
+from lexprobe.sources.datasets.wnlampro import (Builder, Entry, assign_splits, bucket_of, read_authors_txt, read_dataset,
                                       table4, write_dataset, zipf)
-from engine.errors import InputError
-from engine.output import render
-from engine.wordnet import load_wordnet
+from lexprobe.core.errors import InputError
+from lexprobe.core.formatting import render
+from lexprobe.sources.wordnet import load_wordnet
 
 
 @pytest.fixture(scope="session")
@@ -20,8 +20,8 @@ def wordnet(tmp_path_factory):
 @pytest.fixture(scope="session")
 def builder(wordnet):
     """T = the whole-word tokens of the packaged SPLADE-tiny (bert-base-uncased vocabulary)."""
-    from engine.models import load_tokenizer
-    from engine.vectors import whole_word_tokens
+    from lexprobe.sources.models import load_tokenizer
+    from lexprobe.sources.vector_files import whole_word_tokens
 
     words, _ = whole_word_tokens(load_tokenizer("splade-tiny"))
     return Builder(wordnet, words, seed=0)

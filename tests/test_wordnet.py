@@ -4,8 +4,8 @@ import importlib.util
 
 import pytest
 
-from engine.errors import LexprobeError
-from engine.wordnet import install, load_wordnet
+from lexprobe.core.errors import LexprobeError
+from lexprobe.sources.wordnet import install, load_wordnet
 
 
 @pytest.fixture(scope="session")

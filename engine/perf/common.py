@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..output import markdown_table
+from ..core.formatting import markdown_table
 
 
 def machine_info() -> dict:

@@ -1,4 +1,4 @@
-"""Benchmark: token-embedding throughput of the batched, length-sorted :class:`engine.encode.TokenEncoder`
+"""Benchmark: token-embedding throughput of the batched, length-sorted :class:`lexprobe.sources.encoder.TokenEncoder`
 against one sentence per forward pass (the way the paper's code embeds a corpus), same model, same sentences,
 same pooling, in one run; plus the achieved model GFLOP/s against numpy's float32 matrix product.
 
@@ -16,8 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..datasets.corpus import Corpus, read_corpus
-from ..encode import TokenEncoder
+from ..sources.datasets.corpus import Corpus, read_corpus
+from ..sources.encoder import TokenEncoder
 from .common import numpy_gflops, record, timed
 
 
@@ -92,7 +92,7 @@ def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str 
              "count slows every row alike)"]
     result = {"speedup": t_loop / t_batch, "gflops": gf_batch, "numpy_gflops": yardstick, "max_diff": diff}
     if build_index is not None:
-        from ..tokens import build_token_index
+        from ..kinds.tokens import build_token_index
 
         home, name = build_index
         summary = build_token_index(home, name, model, corpus_spec, layers=layers, pooling=pooling,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..words import WordIndex
+from ..kinds.words import WordIndex
 from .common import record, timed
 
 

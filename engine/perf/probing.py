@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..patterns import patterns_for
-from ..probing import MaskedLM, Query, answer, make_query
+from ..analyses.patterns import patterns_for
+from ..analyses.probing import MaskedLM, Query, answer, make_query
 from .common import record, timed
 
 
@@ -17,8 +17,8 @@ def benchmark_queries(lm: MaskedLM, n: int, *, dataset=None, seed: int = 0) -> t
     rng = np.random.default_rng(seed)
     vocab = lm.whole_words()
     if dataset is not None:
-        from ..datasets.wnlampro import read_dataset
-        from ..probing import prepare
+        from ..sources.datasets.wnlampro import read_dataset
+        from ..analyses.probing import prepare
 
         prep = prepare(read_dataset(dataset), lm)
         pairs = [(e.keyword, e.relation, t) for e, t in zip(prep.entries, prep.target_ids)]

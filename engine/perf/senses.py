@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..senses import DEFAULT_K, Instances, rank_metrics, rank_senses
+from ..analyses.senses import DEFAULT_K, Instances, rank_metrics, rank_senses
 from .common import record, timed
 
 

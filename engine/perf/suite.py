@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import LexprobeError
-from ..progress import bar
-from ..results import RunDir
+from ..core.errors import LexprobeError
+from ..core.progress import bar
+from ..runs.run_dir import RunDir
 from .common import record
 
 
@@ -40,7 +40,7 @@ class Context:
 
 
 def _glove(ctx: Context) -> str:
-    from ..pipeline import glove_word_index
+    from ..runs.main_job import glove_word_index
 
     glove_word_index(ctx.home)
     return "glove"
@@ -60,8 +60,8 @@ def _neighbors(ctx: Context) -> dict:
 
 
 def _analogy(ctx: Context) -> dict:
-    from ..datasets.bats import apply_vocab, read_bats
-    from ..words import WordIndex
+    from ..sources.datasets.bats import apply_vocab, read_bats
+    from ..kinds.words import WordIndex
     from .analogy import run_analogy_bench
 
     name = _glove(ctx)
@@ -88,7 +88,7 @@ def _encode(ctx: Context) -> dict:
 
 
 def _senses(ctx: Context) -> dict:
-    from ..sense_runs import SenseRunOptions, run_senses
+    from ..runs.senses import SenseRunOptions, run_senses
     from .senses import run_ranking_bench
 
     wsd = _need(ctx, "wsd-eval")

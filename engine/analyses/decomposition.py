@@ -1,0 +1,119 @@
+"""The decomposition of the 3CosAdd analogy score (Fournier, Dunbar and Dupoux 2020, section 3).
+
+For a tuple a:a*::b:b* with offsets ``o_a = a* - a`` and ``o_b = b* - b`` (so ``b* = b + o_b``) and the query
+``q = b + o_a``, the analogy score ``cos(q, b*)`` splits exactly into three terms (Figure 1)::
+
+    q.b* / (|q| |b*|) = b.b* / (|q| |b*|)  +  o_a.o_b / (|q| |b*|)  +  o_a.b / (|q| |b*|)
+                        within-pair          offset                  start-offset
+
+The reference decomposition (Figure 8) is the same with b* replaced by ``q`` itself (``o_b = o_a``; the score
+is 1): ``b.q / |q|^2 + o_a.o_a / |q|^2 + o_a.b / |q|^2``. The honest-test margin
+``Delta_sim = cos(q, b*) - cos(q, b)`` splits as (Figure 2)::
+
+    [ q.b (1/|b*| - 1/|b|)  +  o_a.o_b / |b*|  +  b.o_b / |b*| ] / |q|
+      norm term               offset term         b-o_b term
+
+Terms are computed on the raw vectors by default (the norm term is zero for unit vectors), or on unit vectors
+with ``normalize=True``; one row per tuple (all ordered pairs of a relation's pairs, a != b), vectorised.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..runs import plots
+from ..sources.datasets.bats import Relation
+from ..core.vector_index import unit_rows
+from ..kinds.words import WordIndex
+
+TERMS = ("within", "offset", "start_offset")
+REFERENCE = ("ref_within", "ref_offset", "ref_start_offset")
+DELTA = ("delta_norm", "delta_offset", "delta_b_ob")
+
+
+def _dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", x, y, dtype=np.float64)
+
+
+def decompose(a: np.ndarray, a_star: np.ndarray, b: np.ndarray, b_star: np.ndarray) -> dict[str, np.ndarray]:
+    """All terms for tuples given as (m, d) vector matrices, in float64: ``score`` and its three terms,
+    the reference terms, ``delta_sim`` and its three terms."""
+    a, a_star, b, b_star = (np.asarray(x, dtype=np.float64) for x in (a, a_star, b, b_star))
+    o_a, o_b = a_star - a, b_star - b
+    q = b + o_a
+    nq, nb, nbs = (np.linalg.norm(x, axis=1) for x in (q, b, b_star))
+    den = nq * nbs
+    out = {
+        "score": _dot(q, b_star) / den,
+        "within": _dot(b, b_star) / den,
+        "offset": _dot(o_a, o_b) / den,
+        "start_offset": _dot(o_a, b) / den,
+        "ref_within": _dot(b, q) / nq ** 2,
+        "ref_offset": _dot(o_a, o_a) / nq ** 2,
+        "ref_start_offset": _dot(o_a, b) / nq ** 2,
+    }
+    qb = _dot(q, b)
+    out["delta_sim"] = out["score"] - qb / (nq * nb)
+    out["delta_norm"] = qb * (1 / nbs - 1 / nb) / nq
+    out["delta_offset"] = _dot(o_a, o_b) / (nbs * nq)
+    out["delta_b_ob"] = _dot(b, o_b) / (nbs * nq)
+    return out
+
+
+def decompose_relations(words: WordIndex, relations: list[Relation], *, normalize: bool = False) -> pa.Table:
+    """One row per tuple of every relation with at least two pairs (b* = the pair's first kept answer)."""
+    vectors = unit_rows(words.raw)[0] if normalize else words.raw
+    parts = []
+    for rel in relations:
+        n = len(rel.pairs)
+        if n < 2:
+            continue
+        s, e = words.ids(rel.starts), words.ids(rel.ends)
+        ii, jj = np.nonzero(~np.eye(n, dtype=bool))
+        terms = decompose(vectors[s[ii]], vectors[e[ii]], vectors[s[jj]], vectors[e[jj]])
+        vocab = np.asarray(words.words, dtype=object)
+        parts.append(pa.table({
+            "relation": [rel.name] * len(ii), "category": [rel.category] * len(ii),
+            "a": vocab[s[ii]].tolist(), "a_star": vocab[e[ii]].tolist(), "b": vocab[s[jj]].tolist(),
+            "b_star": vocab[e[jj]].tolist(), **terms}))
+    if not parts:
+        return pa.table({})
+    return pa.concat_tables(parts)
+
+
+def relation_means(table: pa.Table) -> list[dict]:
+    """Mean of every term per relation (the bars of Figures 1, 2 and 8), relations in table order."""
+    rel = np.asarray(table.column("relation").to_pylist(), dtype=object)
+    cat = table.column("category").to_pylist()
+    names = ("score",) + TERMS + REFERENCE + ("delta_sim",) + DELTA
+    cols = {c: table.column(c).to_numpy() for c in names}
+    rows = []
+    for name in dict.fromkeys(rel):
+        m = rel == name
+        rows.append({"relation": name, "category": cat[int(np.argmax(m))], "tuples": int(m.sum()),
+                     **{c: float(cols[c][m].mean()) for c in names}})
+    return rows
+
+
+def plot_means(rows: list[dict], out_dir: str | Path, *, normalized: bool) -> list[Path]:
+    """Horizontal bar charts per relation: Figure 1 (score terms), Figure 8 (reference), Figure 2 (Delta_sim)."""
+    labels = [r["relation"] for r in rows]
+    kind = "unit vectors" if normalized else "raw vectors"
+    series = lambda cols, names: {nm: [r[c] for r in rows] for c, nm in zip(cols, names)}
+    out_dir = Path(out_dir)
+    return [
+        plots.bar_chart(out_dir / "decomposition_score.png", labels,
+                        series(TERMS, ("within-pair b.b*", "offset o_a.o_b", "start-offset o_a.b")),
+                        title=f"3CosAdd score terms, mean per relation ({kind})", ylabel="mean term",
+                        horizontal=True),
+        plots.bar_chart(out_dir / "decomposition_reference.png", labels,
+                        series(REFERENCE, ("within-pair b.(b+o_a)", "offset o_a.o_a", "start-offset o_a.b")),
+                        title=f"reference decomposition, b* = b + o_a ({kind})", ylabel="mean term",
+                        horizontal=True),
+        plots.bar_chart(out_dir / "decomposition_delta_sim.png", labels,
+                        series(DELTA, ("norm term", "offset term", "b-o_b term")),
+                        title=f"Delta_sim terms, mean per relation ({kind})", ylabel="mean term", horizontal=True),
+    ]

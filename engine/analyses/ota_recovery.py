@@ -1,0 +1,129 @@
+"""The single-token recovery check (paper section 6.1, Figure 1) and the speed-to-quality table.
+
+Words that are one token of the vocabulary are approximated as if they were unknown: the target sequence
+holds the true token, so the ideal v is its input embedding e(w), and the quality of OTA after t iterations
+is the mean cosine distance 1 - cos(v_t, e(w)) over the words (a zero vector counts as cosine 0, distance 1).
+
+- ``init="mean"`` starts, as for an unknown word, from the mean of the pieces the word would get without its
+  own token (WordPiece longest-match over the vocabulary minus that token), never from e(w) itself.
+- Several inits and learning rates run in one batch (one row per word and setting; Adam is per row) and
+  share each word's random contexts, so settings are compared on the same draws.
+- Speed to quality: quality = mean cosine similarity 1 - distance. ``its_to_95`` is the first snapshot
+  iteration whose similarity is at least 95% of the same setting's similarity at the last iteration;
+  ``its_to_95_ref`` the same against the reference setting (random contexts, zeros, lr 1e-3: the paper's).
+  ``stop_it`` / ``dist_at_stop`` say where the early stop (``patience``, ``tol``) would end each word, from the
+  recorded losses, and the mean distance of the vectors at those iterations.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..core.errors import LexprobeError
+from .ota import WINDOW, _embedding_matrix, optimise, plateau_step, subword_vectors
+
+REFERENCE = ("random", "zeros", 1e-3)
+
+
+def recovery_words(tokenizer, n: int, seed: int, min_len: int = 4) -> tuple[list[str], list[int]]:
+    """``n`` whole-word vocabulary tokens of at least ``min_len`` ASCII letters, drawn with ``seed``."""
+    from ..sources.vector_files import whole_word_tokens
+
+    words, ids = whole_word_tokens(tokenizer)
+    pool = [(w, t) for w, t in zip(words, ids) if w.isascii() and w.isalpha() and len(w) >= min_len]
+    if len(pool) < n:
+        raise LexprobeError(f"only {len(pool)} one-token words of {min_len}+ letters, {n} asked")
+    pick = np.random.default_rng(seed).choice(len(pool), size=n, replace=False)
+    return [pool[i][0] for i in pick], [pool[i][1] for i in pick]
+
+
+def split_without(tokenizer, word: str) -> list[int]:
+    """WordPiece longest-match split of ``word`` over the vocabulary without the token ``word`` itself."""
+    vocab = tokenizer.get_vocab()
+    if not any(t.startswith("##") for t in vocab):
+        raise LexprobeError("the 'mean' init of the recovery check needs a WordPiece (BERT-style) tokenizer")
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            sub = word[start:end] if start == 0 else "##" + word[start:end]
+            if sub in vocab and (start, end) != (0, len(word)):
+                pieces.append(vocab[sub])
+                break
+        else:
+            raise LexprobeError(f"word {word!r} cannot be split without its own token")
+        start = end
+    return pieces
+
+
+def cosine_distance(vectors: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """1 - cos along the last axis; a zero vector has cosine 0 (distance 1)."""
+    num = (vectors * truth).sum(-1)
+    den = np.linalg.norm(vectors, axis=-1) * np.linalg.norm(truth, axis=-1)
+    return 1 - np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def stop_iterations(loss_history: np.ndarray, patience: int, tol: float) -> np.ndarray:
+    """Where the early stop of :func:`lexprobe.analyses.ota.optimise` would end each row, from its recorded losses."""
+    n, total = loss_history.shape
+    best, stale = np.full(n, np.inf), np.zeros(n, np.int64)
+    stop = np.full(n, total, np.int64)
+    for w in range(total // WINDOW):
+        best, stale = plateau_step(best, stale, loss_history[:, w * WINDOW:(w + 1) * WINDOW].mean(1), tol)
+        stop[(stale * WINDOW >= patience) & (stop == total)] = (w + 1) * WINDOW
+    return stop
+
+
+def run_recovery(model, tokenizer, *, n_words: int, iterations: int, contexts: Sequence[str] = ("static", "random"),
+                 inits: Sequence[str] = ("zeros",), lrs: Sequence[float] = (1e-3,), every: int = WINDOW,
+                 layers="all", seed: int = 0, batch_size: int = 256, patience: int = 300,
+                 tol: float = 0.01) -> dict:
+    """Run the check; returns ``curve`` rows (iteration, contexts, init, lr, mean_cos_distance) and
+    ``summary`` rows (one per setting), plus the words used."""
+    if every % WINDOW or iterations % every:
+        raise LexprobeError(f"the snapshot step must be a multiple of {WINDOW} and divide the iterations")
+    words, token_ids = recovery_words(tokenizer, n_words, seed)
+    truth = _embedding_matrix(model).detach().float().cpu().numpy()[token_ids]
+    settings = [(i, lr) for i in inits for lr in lrs]
+    starts = {"zeros": np.zeros_like(truth),
+              "mean": subword_vectors(model, [split_without(tokenizer, w) for w in words], "avg") if "mean" in inits
+              else None}
+    init = np.concatenate([starts[i] for i, _ in settings])
+    rates = np.repeat([lr for _, lr in settings], len(words))
+    curve, summary = [], []
+    for ctx in contexts:
+        res = optimise(model, tokenizer, [[t] for t in token_ids] * len(settings), init, keys=words * len(settings),
+                       iterations=iterations, contexts=ctx, lr=rates, layers=layers, seed=seed,
+                       batch_size=batch_size, patience=None, snapshot_every=every, desc=f"recovery {ctx}")
+        dist = cosine_distance(res.snapshots, np.tile(truth, (len(settings), 1))[None])  # (snaps, rows)
+        stops = stop_iterations(res.loss_history, patience, tol)
+        for s, (init_name, lr) in enumerate(settings):
+            rows = slice(s * len(words), (s + 1) * len(words))
+            mean = dist[:, rows].mean(1)
+            curve += [{"iteration": at, "contexts": ctx, "init": init_name, "lr": lr, "mean_cos_distance": float(d)}
+                      for at, d in zip(res.snapshot_at, mean)]
+            at_stop = dist[np.asarray(res.snapshot_at).searchsorted(stops[rows]), np.arange(len(words))
+                           + s * len(words)]
+            summary.append({"contexts": ctx, "init": init_name, "lr": lr, "start": float(mean[0]),
+                            "end": float(mean[-1]), "best_iteration": int(res.snapshot_at[int(mean.argmin())]),
+                            "its_to_95": _iterations_to(mean, res.snapshot_at, 1 - mean[-1]),
+                            "stop_it": float(stops[rows].mean()), "dist_at_stop": float(at_stop.mean()),
+                            "_mean": mean, "_at": res.snapshot_at})
+    ref = next((r for r in summary if (r["contexts"], r["init"], r["lr"]) == REFERENCE), None)
+    for r in summary:
+        mean, at = r.pop("_mean"), r.pop("_at")
+        r["its_to_95_ref"] = _iterations_to(mean, at, 1 - ref["end"]) if ref else None
+    return {"words": words, "curve": curve, "summary": summary}
+
+
+def _iterations_to(mean_distance: np.ndarray, at: Sequence[int], final_similarity: float) -> int | None:
+    """First iteration whose mean similarity reaches 95% of ``final_similarity`` (None: never)."""
+    reached = np.nonzero(1 - mean_distance >= 0.95 * final_similarity)[0]
+    return int(at[reached[0]]) if len(reached) else None
+
+
+def winner(summary: Sequence[dict], inits: str = "zeros", lr: float = 1e-3) -> str | None:
+    """The context variant with the lower final distance for one init and rate (None if not both ran)."""
+    ends = {r["contexts"]: r["end"] for r in summary if r["init"] == inits and r["lr"] == lr}
+    return min(ends, key=ends.get) if len(ends) > 1 else None

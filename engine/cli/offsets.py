@@ -1,0 +1,92 @@
+"""``query offsets`` (OCS and PCS of one relation or pair file) and ``bench offsets`` (Table 1, Figure 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .root import Context, bench_group, format_option, query_group
+from ..core.errors import LexprobeError
+from ..core.formatting import render
+from .analogy import DATASET_HELP, _default_offsets_name
+
+
+@query_group.command("offsets")
+@click.option("--index", "name", required=True, help="A words index: the raw vectors the offsets are taken from.")
+@click.option("--relation", help="A relation of --dataset, by code (I01) or full name ('I01 [noun - plural_reg]').")
+@click.option("--dataset", help="With --relation: " + DATASET_HELP)
+@click.option("--pairs", "pairs_file", type=click.Path(dir_okay=False),
+              help="Instead of --relation: a file of word pairs, 'start end' per line ('#' starts a comment).")
+@click.option("--shuffles", type=click.IntRange(1), default=50, show_default=True,
+              help="Shuffled offset sets the PCS averages its AUC over.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Seed of the shuffles (the same as 'bench offsets' uses for a relation of the same name).")
+@format_option
+@click.pass_obj
+def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, seed, fmt) -> None:
+    """Offset concentration (OCS) and pairing consistency (PCS) of one set of word pairs.
+
+    OCS: mean cosine between the pairs' offsets (end - start). PCS: mean ROC AUC separating those pairwise
+    similarities from the ones of --shuffles shuffled sets (end words re-assigned without true pairs or zero
+    offsets). Rows: relation, n_pairs, ocs, pcs.
+    """
+    from ..kinds.offsets import usable_relations
+    from ..analyses.offsets import pair_file_ids, score_pairs
+    from ..kinds.words import WordIndex
+
+    if bool(pairs_file) == bool(relation):
+        raise LexprobeError("give either --relation (with --dataset) or --pairs")
+    words = WordIndex.open(obj.home, name)
+    if pairs_file:
+        label = Path(pairs_file).name
+        starts, ends = pair_file_ids(words, pairs_file)
+    else:
+        if not dataset:
+            raise LexprobeError("--relation needs --dataset (e.g. bats:PATH)")
+        relations, _ = usable_relations(words, dataset)
+        found = [r for r in relations if relation == r.name or relation.upper() == r.code]
+        if not found:
+            raise LexprobeError(f"{dataset}: no relation {relation!r} (relations: "
+                                f"{', '.join(r.code for r in relations)})")
+        rel = found[0]
+        label, starts, ends = rel.name, words.ids(rel.starts, source=rel.file), words.ids(rel.ends, source=rel.file)
+    s = score_pairs(words, label, starts, ends, n_shuffles=shuffles, seed=seed)
+    click.echo(render([{"relation": label, "n_pairs": s.n_pairs, "ocs": s.ocs, "pcs": s.pcs}], fmt,
+                      ["relation", "n_pairs", "ocs", "pcs"]))
+
+
+@bench_group.command("offsets")
+@click.option("--words", "words_index", required=True, help="The words index whose raw vectors give the offsets.")
+@click.option("--dataset", required=True, help=DATASET_HELP)
+@click.option("--offsets", "offsets_name",
+              help="Offsets index holding the true, shuffled and random-set offsets (default: WORDS-bats-offsets; "
+                   "built when missing).")
+@click.option("--shuffles", type=click.IntRange(1), default=50, show_default=True,
+              help="Shuffled offset sets per relation (and per random set) for the PCS.")
+@click.option("--replicates", type=click.IntRange(1), default=10, show_default=True,
+              help="Replicates of each of the 6 random analogy sets.")
+@click.option("--pool", "pool_size", type=click.IntRange(1), default=10_000, show_default=True,
+              help="Random words come from the N most frequent alphabetic words of the index not in the dataset.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of every random choice.")
+@click.option("--out", type=click.Path(file_okay=False), default="runs/offsets", show_default=True,
+              help="Folder for table1.{md,parquet}, table1_relations.*, sets.parquet, figure5 PNG, summary.json.")
+@click.option("--loop-sample", type=click.IntRange(1), default=2, show_default=True,
+              help="Relations scored again by the baseline (per-pair Python loops, as the paper's scripts).")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/offsets.md", show_default=True,
+              help="Markdown file the timing is appended to.")
+@click.pass_obj
+def bench_offsets(obj: Context, words_index, dataset, offsets_name, shuffles, replicates, pool_size, seed, out,
+                  loop_sample, record) -> None:
+    """Table 1 and Figure 5 of Fournier et al. (2020): OCS and PCS of every relation beside six random
+    analogy sets (permuted, mismatched within / across broad types, random start / end / both words),
+    timed against a per-pair Python-loop baseline run on a sample in the same process."""
+    from ..perf.offsets import run_offsets_bench
+
+    result = run_offsets_bench(obj.home, words_index, dataset,
+                               offsets_name=offsets_name or _default_offsets_name(words_index, dataset),
+                               n_shuffles=shuffles, replicates=replicates, seed=seed, pool_size=pool_size,
+                               out=out, loop_sample=loop_sample, record_path=record)
+    click.echo(render(result["table1"], "table", ["category", "set", "ocs", "ocs_iqr", "pcs", "pcs_iqr", "sets"]))
+    click.echo(result["markdown"])
+    click.echo(f"results: {out}")

@@ -1,0 +1,207 @@
+"""``query senses`` (query-by-example over a token index) and ``bench senses`` (the paper's Table 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .root import Context, bench_group, format_option, query_group
+from ..core.errors import LexprobeError
+from ..core.formatting import render
+from ..analyses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
+from ..analyses.senses import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT
+
+
+def _floats(text: str, what: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise LexprobeError(f"bad {what} {text!r}: give comma-separated numbers like 500 or 100,500") from None
+
+
+def mark(words: list[str], position: int, length: int) -> str:
+    """The sentence with the target words wrapped in ``[[...]]``."""
+    return " ".join(words[:position] + ["[[" + " ".join(words[position:position + length]) + "]]"]
+                    + words[position + length:])
+
+
+def find_target(words: list[str], target: str, occurrence: int = 1) -> tuple[int, int]:
+    """(position, length) of the ``occurrence``-th match of the target words (case-insensitive) in ``words``."""
+    want = [w.lower() for w in target.split()]
+    if not want:
+        raise LexprobeError("--target is empty")
+    lowered = [w.lower() for w in words]
+    hits = [i for i in range(len(words) - len(want) + 1) if lowered[i:i + len(want)] == want]
+    if len(hits) < occurrence:
+        raise LexprobeError(f"target {target!r} does not occur {'at all' if not hits else f'{occurrence} times'} "
+                            f"among the words of the sentence {' '.join(words)!r}")
+    return hits[occurrence - 1], len(want)
+
+
+def target_lemma(home: Path, lemmas, target: str) -> str | None:
+    """The index lemma of a target: the lowercased words joined by '_' when the index has that lemma, else
+    the WordNet base form (morphy, any POS) the index has most instances of; None when neither exists."""
+    import numpy as np
+
+    plain = "_".join(target.lower().split())
+    known, counts = np.unique(lemmas, return_counts=True)
+    count = dict(zip(known.tolist(), counts.tolist()))
+    if plain in count:
+        return plain
+    try:
+        from ..sources.wordnet import load_wordnet
+
+        wordnet = load_wordnet(home)
+    except LexprobeError:  # no WordNet here: no base forms
+        return None
+    forms = {f for pos in "nvar" for f in wordnet._morphy(plain, pos)}
+    forms = [f for f in forms if f in count]
+    return max(forms, key=lambda f: (count[f], f)) if forms else None
+
+
+@query_group.command("senses")
+@click.option("--index", "name", required=True, help="A token index (built by 'lexprobe index tokens').")
+@click.option("--sentence", required=True, help="The query sentence; words are separated by spaces.")
+@click.option("--target", required=True, help="The target word(s) in the sentence, e.g. 'on' or 'take place'.")
+@click.option("--occurrence", type=int, default=1, show_default=True,
+              help="Which occurrence of the target in the sentence, when it occurs more than once.")
+@click.option("--lemma", help="Rank only the index's instances of this lemma (default: the lowercased target, "
+                              "with '_' between words, or its WordNet base form, when the index has it; "
+                              "otherwise every instance).")
+@click.option("--all-lemmas", is_flag=True, help="Rank every instance of the index, whatever its lemma.")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="Number of results.")
+@click.option("--definitions", is_flag=True,
+              help="Add each result's WordNet definition (sense labels WordNet cannot resolve, such as SNACS "
+                   "supersenses, get none and are counted).")
+@format_option
+@click.pass_obj
+def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, definitions, fmt) -> None:
+    """Embed TARGET in SENTENCE with the index's model, layers and pooling, and list the index's instances
+    most similar to it (cosine). Rows: rank, score, sense, lemma, pos, the instance's sentence with its target
+    marked [[...]] and its instance id."""
+    import numpy as np
+
+    from ..core.vector_index import unit_rows
+    from ..kinds.tokens import TokenIndex
+
+    if k < 1:
+        raise LexprobeError("-k must be at least 1")
+    index = TokenIndex.open(obj.home, name)
+    words = sentence.split()
+    position, length = find_target(words, target, occurrence)
+    lemmas = index.table.column("lemma").to_numpy(zero_copy_only=False)
+    restrict = None
+    if not all_lemmas:
+        wanted = lemma or target_lemma(obj.home, lemmas, target)
+        restrict = np.flatnonzero(lemmas == wanted) if wanted else np.zeros(0, np.int64)
+        if not len(restrict):
+            if lemma:
+                raise LexprobeError(f"index {name!r} has no instance of lemma {lemma!r}")
+            click.echo(f"note: index {name!r} has no instance of lemma {target!r} (nor of its WordNet base "
+                       f"forms); ranking all {index.store.count} instances", err=True)
+            restrict = None
+    query, _ = unit_rows(index.encode([words], [[(position, length)]]))
+    scores, ids = index.vectors.search(query, k, restrict=restrict)
+    found = ids[0] >= 0
+    hits = index.table.take(ids[0][found])
+    texts = index.words_of(hits.column("sentence_id").to_pylist())
+    rows = [{"rank": r + 1, "score": float(s), "sense": sense, "lemma": lem, "pos": pos,
+             "sentence": mark(w, p, n), "instance_id": iid}
+            for r, (s, sense, lem, pos, w, p, n, iid) in enumerate(zip(
+                scores[0][found], hits.column("sense").to_pylist(), hits.column("lemma").to_pylist(),
+                hits.column("pos").to_pylist(), texts, hits.column("position").to_pylist(),
+                hits.column("length").to_pylist(), hits.column("instance_id").to_pylist()))]
+    columns = ["rank", "score", "sense", "lemma", "pos", "sentence", "instance_id"]
+    if definitions:
+        unresolved = add_definitions(obj.home, rows)
+        columns.insert(3, "definition")
+        if unresolved:
+            click.echo(f"note: WordNet cannot resolve {unresolved} of the {len(rows)} sense labels; "
+                       "their definition is empty", err=True)
+    if fmt == "table":
+        click.echo(f"query: {mark(words, position, length)}")
+    click.echo(render(rows, fmt, columns))
+
+
+def add_definitions(home: Path, rows: list[dict]) -> int:
+    """Set each row's ``definition`` from its WordNet sense key; returns how many keys did not resolve."""
+    from nltk.corpus.reader.wordnet import WordNetError
+
+    from ..sources.wordnet import load_wordnet
+
+    wordnet = load_wordnet(home)
+    unresolved = 0
+    for row in rows:
+        try:
+            row["definition"] = wordnet.lemma_from_key(row["sense"]).synset().definition()
+        except (WordNetError, ValueError, AttributeError, TypeError):
+            row["definition"] = ""
+            unresolved += 1
+    return unresolved
+
+
+# ------------------------------------------------------------------------------------------------- bench
+
+
+@bench_group.command("senses")
+@click.option("--database", "database_spec", required=True,
+              help="The database corpus D as KIND:PATH (e.g. wsd:../shared/data/semcor3.0).")
+@click.option("--queries", "queries_spec", required=True,
+              help="The query corpus Q as KIND:PATH (e.g. wsd:../shared/data/wsd_eval/ALL); the same spec as "
+                   "--database ranks D against itself, leaving each query out.")
+@click.option("--model", "models", multiple=True, default=["minilm"], show_default=True,
+              help="Encoder (alias, Hugging Face name or local path); repeat to compare models side by side.")
+@click.option("--layer", "layer_list", multiple=True, type=int,
+              help="Hidden layer (0 = embeddings, negative from the end; default the last); repeat to compare "
+                   "layers side by side.")
+@click.option("--pooling", type=click.Choice(["mean", "first", "last"]), default="mean", show_default=True,
+              help="How a word's subword vectors become one vector.")
+@click.option("--out", type=click.Path(file_okay=False), default="runs/senses", show_default=True,
+              help="Run folder for queries.parquet, cells.parquet/.md, buckets.md, P@k plots, summary.json.")
+@click.option("--limit-queries", type=int, help="Rank only a random sample (--seed) of N eligible queries.")
+@click.option("--database-sentences", type=int, help="Use only the first N sentences of D (trials, tests).")
+@click.option("--query-sentences", type=int, help="Use only the first N sentences of Q (trials, tests).")
+@click.option("-k", "k_max", type=int, default=DEFAULT_K, show_default=True, help="Largest k of P@k and recall@k.")
+@click.option("--min-sense-count", type=int, default=DEFAULT_MIN_SENSE_COUNT, show_default=True,
+              help="A query needs its gold sense at least this often among its candidates in D.")
+@click.option("--lemma-edges", default=",".join(str(e) for e in DEFAULT_LEMMA_EDGES), show_default=True,
+              help="Cell edges of l, the lemma's frequency in D (comma-separated).")
+@click.option("--ratio-edges", default=",".join(str(e) for e in DEFAULT_RATIO_EDGES), show_default=True,
+              help="Cell edges of r, the share of the lemma's instances in D with the query's sense.")
+@click.option("--any-pos", is_flag=True, help="A lemma's candidates are all its instances, whatever their POS "
+                                              "(default: the query's POS only, as WordNet senses are).")
+@click.option("--all-lemmas", is_flag=True, help="Rank every instance of D for each query, not only its lemma's.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --limit-queries sample.")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/senses.md", show_default=True,
+              help="Markdown file the speed comparison (grouped vs one query at a time) is appended to; '' for none.")
+@click.pass_obj
+def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, pooling, out, limit_queries,
+                 database_sentences, query_sentences, k_max, min_sense_count, lemma_edges, ratio_edges, any_pos,
+                 all_lemmas, seed, record) -> None:
+    """CWE similarity ranking (Gessler & Schneider, section 3 and Table 1): every query instance of Q whose
+    sense occurs at least --min-sense-count times in D ranks D's instances of its lemma by cosine; per query
+    P@k and recall@k (k = 1..K) and average precision; per cell of l x r, the mean over k of P@k (the paper's
+    number) and MAP beside the exact random baseline. Token indexes are reused when one with the same corpus,
+    model, layer and pooling exists under --home, else built."""
+    from ..runs.senses import SenseRunOptions, run_senses
+
+    options = SenseRunOptions(pooling=pooling, k_max=k_max, min_sense_count=min_sense_count,
+                              lemma_edges=_floats(lemma_edges, "--lemma-edges"),
+                              ratio_edges=_floats(ratio_edges, "--ratio-edges"), match_pos=not any_pos,
+                              all_lemmas=all_lemmas, limit_queries=limit_queries,
+                              database_sentences=database_sentences, query_sentences=query_sentences, seed=seed)
+    settings = [(m, (l,) if l is not None else None) for m in models for l in (layer_list or [None])]
+    summary = run_senses(obj.home, database_spec, queries_spec, settings, out, options)
+    click.echo((Path(out) / "buckets.md").read_text().rstrip())
+    for label, checks in summary["checks"].items():
+        click.echo(f"{label}: every cell beats random: {checks['every_cell_beats_random']}; rare senses "
+                   f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
+    if record and not all_lemmas:
+        from ..perf.senses import run_ranking_bench
+
+        database, queries = summary["instances"]
+        bench = run_ranking_bench(database, queries, label=next(iter(summary["runs"])), k_max=k_max,
+                                  min_sense_count=min_sense_count, match_pos=not any_pos, record_path=record)
+        click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: {bench['agree']})")
+    click.echo(f"wrote {out}")

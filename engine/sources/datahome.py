@@ -1,0 +1,333 @@
+"""The data home: where lexprobe keeps the datasets it reads (BATS, Google, SemCor, WSD evaluation, STREUSLE).
+
+``$LEXPROBE_DATA``, else ``~/.local/share/lexprobe/data`` (``$XDG_DATA_HOME/lexprobe/data``): data belongs to
+the user, not to a clone, and never lies inside a repository. Each dataset has its own folder
+``<data home>/<name>/`` holding the release as unpacked, plus ``FETCH.json``: where it came from (URL or local
+path), how (download, hardlink, copy), when, and a SHA-256 over every file of the dataset's root folder
+(relative path and content, :func:`tree_checksum`): a fetched copy and its source folder have the same checksum.
+
+``fetch(name)`` downloads the official release and unpacks it; ``fetch(name, from_path=PATH)`` takes a local
+copy instead (a folder, an archive, or the dataset's single file). A local folder is *hard-linked* file by file
+into the data home (no extra space on the same filesystem, still independent of the source folder's later
+renaming or deletion) and copied where hard links are impossible (another filesystem). The new folder is built
+under a hidden name and swapped in atomically, so a failed fetch leaves the old dataset (or none).
+
+A dataset is found by a marker file or folder (e.g. ``ALL/ALL.data.xml`` for the WSD evaluation sets) up to three
+levels below a folder, so the official archives' own layouts and the flat ``../shared/data`` layout both work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tarfile
+import time
+import uuid
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from ..core.errors import InputError, LexprobeError
+from ..core.progress import bar
+from ..core.store import _swap_in
+
+RECORD = "FETCH.json"
+_CHUNK = 1 << 22
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One dataset lexprobe knows: its official release and how to recognise it once unpacked."""
+
+    name: str
+    title: str
+    url: str                 # the official release (an archive, or the single file for ``google``)
+    marker: str              # a path that exists under the dataset's root folder
+    entry: str = ""          # what readers get, relative to the root ("" = the root folder itself)
+    licence: str = ""
+
+    def entry_path(self, root: Path) -> Path:
+        return root / self.entry if self.entry else root
+
+
+DATASETS: dict[str, Dataset] = {d.name: d for d in (
+    Dataset("bats", "Bigger Analogy Test Set 3.0 (Gladkova et al. 2016)",
+            "https://vecto.space/files/BATS_3.0.zip", "1_Inflectional_morphology", licence="unspecified; cite"),
+    Dataset("google", "Google analogy questions (Mikolov et al. 2013)",
+            "https://raw.githubusercontent.com/tmikolov/word2vec/master/questions-words.txt",
+            "questions-words.txt", entry="questions-words.txt", licence="Apache-2.0"),
+    Dataset("semcor", "SemCor 3.0 in the WSD framework format (Raganato et al. 2017)",
+            "http://lcl.uniroma1.it/wsdeval/data/WSD_Training_Corpora.zip", "semcor.data.xml",
+            licence="WordNet licence"),
+    Dataset("wsd-eval", "WSD evaluation sets: senseval2/3, semeval2007/2013/2015, ALL (Raganato et al. 2017)",
+            "http://lcl.uniroma1.it/wsdeval/data/WSD_Evaluation_Framework.zip", "ALL/ALL.data.xml",
+            licence="research use; cite the task papers"),
+    Dataset("streusle", "STREUSLE 4.7.1 (Schneider et al.): SNACS supersenses",
+            "https://github.com/nert-nlp/streusle/archive/refs/tags/v4.7.1.zip",
+            "test/streusle.ud_test.conllulex", licence="CC BY-SA 4.0"),
+)}
+
+
+def data_home() -> Path:
+    """``$LEXPROBE_DATA``, else ``$XDG_DATA_HOME/lexprobe/data`` (default ``~/.local/share/lexprobe/data``)."""
+    if os.environ.get("LEXPROBE_DATA"):
+        return Path(os.environ["LEXPROBE_DATA"])
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "lexprobe" / "data"
+
+
+def shared_data() -> Path:
+    """``../shared/data`` beside the repository (the datasets as they lie on the development machines)."""
+    return Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def packaged_copy(name: str) -> tuple[Path, str] | None:
+    """A copy shipped inside an installed package, and which: gensim's test data holds the Google set."""
+    if name != "google":
+        return None
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(spec.submodule_search_locations[0]) / "test" / "test_data" / "questions-words.txt"
+    if not path.exists():
+        return None
+    from importlib.metadata import version
+
+    return path, f"gensim=={version('gensim')} (test data)"
+
+
+def dataset(name: str) -> Dataset:
+    try:
+        return DATASETS[name]
+    except KeyError:
+        raise LexprobeError(f"unknown dataset {name!r} (choose from {', '.join(DATASETS)})") from None
+
+
+def fetch_hint(name: str) -> str:
+    return f"run `lexprobe data fetch {name}` (or `lexprobe data fetch {name} --from PATH` with a local copy)"
+
+
+# ------------------------------------------------------------------------------------------- finding
+
+
+def find_root(base: Path, ds: Dataset, depth: int = 3) -> Path | None:
+    """The folder under ``base`` (``base`` itself or up to ``depth`` levels down) that holds ``ds.marker``."""
+    if not base.is_dir():
+        return None
+    pattern = ds.marker
+    for level in range(depth + 1):
+        hits = sorted(p for p in base.glob("/".join(["*"] * level + [pattern])) if not _hidden(p, base))
+        if hits:
+            root = hits[0]
+            for _ in Path(pattern).parts:
+                root = root.parent
+            return root
+    return None
+
+
+def _hidden(path: Path, base: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(base).parts)
+
+
+def read_record(name: str, home: Path | None = None) -> dict | None:
+    """The fetch record of ``name`` in the data home, or None when it was never fetched."""
+    path = (home or data_home()) / name / RECORD
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, f"unreadable fetch record ({exc}); fetch the dataset again") from None
+
+
+def locate(name: str, home: Path | None = None) -> Path:
+    """Path readers take for dataset ``name`` in the data home; a clear error saying which fetch to run."""
+    ds = dataset(name)
+    home = home or data_home()
+    root = find_root(home / name, ds)
+    if root is None:
+        raise LexprobeError(f"dataset {name!r} is not in the data home {home}: {fetch_hint(name)}")
+    return ds.entry_path(root)
+
+
+def find(name: str, places: list[Path]) -> tuple[Path, Path] | None:
+    """First of ``places`` (data homes, or folders holding datasets side by side) that has ``name``:
+    ``(entry path for readers, dataset root)``, or None."""
+    ds = dataset(name)
+    for place in places:
+        root = find_root(place / name, ds) or find_root(place, ds)
+        if root is not None:
+            return ds.entry_path(root), root
+    return None
+
+
+# ------------------------------------------------------------------------------------------ checksum
+
+
+def _files(root: Path) -> Iterator[Path]:
+    """Every regular file under ``root`` (the fetch record itself left out)."""
+    for dirpath, _, filenames in os.walk(root):
+        for fn in filenames:
+            path = Path(dirpath) / fn
+            if not (path.parent == root and fn == RECORD):
+                yield path
+
+
+def file_sha256(path: Path) -> tuple[bytes, int]:
+    """(SHA-256 digest, size in bytes) of one file, read in 4 MiB chunks."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.digest(), size
+
+
+def tree_checksum(root: Path) -> dict:
+    """SHA-256 over (relative path, NUL, file SHA-256) of every file, sorted; plus file and byte counts.
+
+    A single file (e.g. ``questions-words.txt``) is hashed the same way with its own name as the path.
+    """
+    tree = hashlib.sha256()
+    files = n_bytes = 0
+    paths = [root] if root.is_file() else sorted(_files(root), key=lambda p: p.relative_to(root).as_posix())
+    for path in paths:
+        digest, size = file_sha256(path)
+        n_bytes += size
+        rel = path.name if root.is_file() else path.relative_to(root).as_posix()
+        tree.update(rel.encode() + b"\0" + digest)
+        files += 1
+    return {"sha256": tree.hexdigest(), "files": files, "bytes": n_bytes}
+
+
+# ------------------------------------------------------------------------------------------- fetching
+
+
+def _link_or_copy(src: str, dst: str) -> str:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+    return dst
+
+
+def _unpack(archive: Path, into: Path) -> None:
+    """Unpack a zip or tar archive; member paths that would leave ``into`` are refused."""
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                for member in zf.namelist():
+                    target = (into / member).resolve()
+                    if not target.is_relative_to(into.resolve()):
+                        raise InputError(archive, f"archive member {member!r} points outside the folder")
+                zf.extractall(into)
+        elif tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as tf:
+                tf.extractall(into, filter="data")
+        else:
+            raise InputError(archive, "not a zip or tar archive")
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:
+        raise InputError(archive, f"damaged archive ({exc})") from None
+
+
+def _download(url: str, target: Path, name: str) -> None:
+    """Stream ``url`` to ``target`` with a progress bar; any network failure is one clear error line."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, open(target, "wb") as out:
+            total = int(response.headers.get("Content-Length") or 0) or None
+            with bar(total=total, desc=f"download {target.name}", unit="B", unit_scale=True) as progress:
+                while chunk := response.read(1 << 20):
+                    out.write(chunk)
+                    progress.update(len(chunk))
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        target.unlink(missing_ok=True)
+        reason = getattr(exc, "reason", None) or exc
+        raise LexprobeError(f"{url}: download failed ({reason}); with a local copy use "
+                            f"`lexprobe data fetch {name} --from PATH`") from None
+
+
+def _place(source: Path, into: Path, ds: Dataset) -> str:
+    """Put a local folder, archive or single file into the empty folder ``into``; returns the method used."""
+    if source.is_dir():
+        root = find_root(source, ds)
+        if root is None:
+            raise InputError(source, f"does not hold the {ds.name} dataset (no {ds.marker} inside)")
+        shutil.copytree(root, into / root.name, copy_function=_link_or_copy, symlinks=False)
+        probe = next(_files(into), None)
+        same = probe is not None and os.stat(probe).st_nlink > 1
+        return "hardlink" if same else "copy"
+    if zipfile.is_zipfile(source) or tarfile.is_tarfile(source):
+        _unpack(source, into)
+        return "unpack"
+    if source.name == Path(ds.marker).name:
+        _link_or_copy(str(source), str(into / source.name))
+        return "hardlink" if os.stat(into / source.name).st_nlink > 1 else "copy"
+    raise InputError(source, f"not a folder, an archive or {Path(ds.marker).name}")
+
+
+def fetch(name: str, from_path: str | os.PathLike | None = None, home: Path | None = None) -> dict:
+    """Fetch dataset ``name`` into the data home (download, or ``from_path``); returns the fetch record."""
+    ds = dataset(name)
+    home = home or data_home()
+    home.mkdir(parents=True, exist_ok=True)
+    final = home / name
+    tmp = home / f".{name}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    extra: dict = {}
+    try:
+        if from_path is not None:
+            source = Path(from_path).expanduser().resolve()
+            if not source.exists():
+                raise InputError(source, "no such file or folder")
+            method = _place(source, tmp, ds)
+            origin = source.as_uri()
+        else:
+            downloads = home / ".downloads"
+            downloads.mkdir(exist_ok=True)
+            archive = downloads / Path(ds.url.split("?")[0]).name
+            _download(ds.url, archive, name)
+            method, origin = "download", ds.url
+            extra["archive_sha256"] = file_sha256(archive)[0].hex()
+            try:
+                _place(archive, tmp, ds)
+            finally:
+                archive.unlink(missing_ok=True)
+        root = find_root(tmp, ds)
+        if root is None:
+            raise LexprobeError(f"{origin}: unpacked, but no {ds.marker} inside: not the {name} dataset")
+        record = {"name": name, "title": ds.title, "source": origin, "official_url": ds.url, "method": method,
+                  "fetched": time.strftime("%Y-%m-%dT%H:%M:%S"), "root": root.relative_to(tmp).as_posix(),
+                  "licence": ds.licence, **extra, **tree_checksum(root)}
+        (tmp / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        _swap_in(tmp, final)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return record
+
+
+def list_datasets(home: Path | None = None, *, verify: bool = False) -> list[dict]:
+    """One row per known dataset: status (``ok``, ``missing``, ``changed`` with ``verify``), path, source, checksum."""
+    home = home or data_home()
+    rows = []
+    for name, ds in DATASETS.items():
+        record = read_record(name, home)
+        root = find_root(home / name, ds)
+        if root is None:
+            rows.append({"name": name, "status": "missing", "path": "", "source": "", "sha256": "", "files": None,
+                         "fetched": "", "hint": f"lexprobe data fetch {name}"})
+            continue
+        status = "ok" if record else "no record"
+        if verify and record:
+            status = "ok" if tree_checksum(root)["sha256"] == record["sha256"] else "changed"
+        rows.append({"name": name, "status": status, "path": str(ds.entry_path(root)),
+                     "source": (record or {}).get("source", ""), "sha256": (record or {}).get("sha256", "")[:16],
+                     "files": (record or {}).get("files"), "fetched": (record or {}).get("fetched", ""), "hint": ""})
+    return rows

@@ -1,0 +1,76 @@
+"""The Google analogy set (Mikolov et al. 2013, ``questions-words.txt``): 14 sections, 19,544 questions.
+
+The file is a sequence of ``: section`` lines, each followed by questions ``A B C D`` (A:B::C:D). For the
+offset index and the analogy engine a section is a :class:`~lexprobe.sources.datasets.bats.Relation` whose pairs are the
+distinct ``(A, B)`` and ``(C, D)`` pairs in file order; its category is ``semantic`` or ``syntactic`` (the
+``gram*`` sections), as in the original paper. :func:`read_questions` keeps the questions themselves.
+Words keep their case unless ``lowercase`` (the file capitalises names; GloVe is lowercase).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core.errors import InputError, LexprobeError
+from .bats import Relation
+
+
+@dataclass(frozen=True)
+class Question:
+    section: str
+    a: str
+    a_star: str
+    b: str
+    b_star: str
+
+
+def category_of(section: str) -> str:
+    return "syntactic" if section.startswith("gram") else "semantic"
+
+
+def read_questions(path: str | os.PathLike, *, lowercase: bool = False) -> list[Question]:
+    """Every question in file order; a malformed line is an :class:`InputError` naming file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise LexprobeError(f"{path}: no such file (the Google analogy set, questions-words.txt)")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    section, out = None, []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith(":"):
+            section = line[1:].strip()
+            if not section:
+                raise InputError(path, "empty section name", number)
+            continue
+        words = line.lower().split() if lowercase else line.split()
+        if len(words) != 4:
+            raise InputError(path, f"expected 4 words 'A B C D', found {len(words)}", number)
+        if section is None:
+            raise InputError(path, "question before the first ': section' line", number)
+        out.append(Question(section, *words))
+    if not out:
+        raise InputError(path, "no questions")
+    return out
+
+
+def read_google(path: str | os.PathLike, *, lowercase: bool = False) -> list[Relation]:
+    """One relation per section, its pairs the distinct (A, B) and (C, D) pairs in order of appearance."""
+    relations: dict[str, Relation] = {}
+    seen: dict[str, set] = {}
+    for q in read_questions(path, lowercase=lowercase):
+        rel = relations.get(q.section)
+        if rel is None:
+            rel = relations[q.section] = Relation(q.section, q.section, category_of(q.section), str(path))
+            seen[q.section] = set()
+        for start, end in ((q.a, q.a_star), (q.b, q.b_star)):
+            if start not in seen[q.section]:  # one pair per start word, the first seen (as for BATS)
+                seen[q.section].add(start)
+                rel.pairs.append((start, [end]))
+    return list(relations.values())

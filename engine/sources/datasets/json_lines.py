@@ -1,0 +1,30 @@
+"""JSON Lines input, shared by the readers of users' corpora and of WNLaMPro datasets: one JSON object a line,
+blank lines skipped, and every problem one error naming the file and the line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+from ...core.errors import InputError
+
+
+def json_objects(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of ``path`` (UTF-8)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", number) from None
+                except RecursionError:
+                    raise InputError(path, "JSON nested too deeply", number) from None
+                if not isinstance(obj, dict):
+                    raise InputError(path, "each line must be a JSON object", number)
+                yield number, obj
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
