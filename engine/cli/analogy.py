@@ -8,7 +8,7 @@ import click
 import numpy as np
 
 from ..analyses.analogy import DEFAULT_EPS, METHODS
-from .root import Context, bench_group, format_option, index_group, query_group
+from .root import Context, bench_group, format_option, index_group, paper_command, query_group
 from ..sources.datasets.bats import ANSWER_POLICIES
 from ..core.formatting import render
 
@@ -87,7 +87,7 @@ def analogy_cmd(obj: Context, name, words, questions, method, honest, k, restric
     click.echo(render(rows, fmt, ["a", "a_star", "b", "rank", "word", "score"]))
 
 
-@bench_group.command("analogy")
+@paper_command("analogy")
 @click.option("--words", "words_index", required=True, help="A words index (e.g. the 400k GloVe).")
 @click.option("--dataset", required=True, help=DATASET_HELP)
 @click.option("--method", type=click.Choice(METHODS), default="add", show_default=True,

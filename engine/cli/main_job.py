@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..sources import datahome
-from .root import Context, bench_group, data_group, format_option
+from .root import Context, bench_group, data_group, format_option, paper_command
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 
@@ -18,7 +18,7 @@ def _stage_list(value: str | None) -> list[str] | None:
     return [s.strip() for s in value.split(",") if s.strip()] if value else None
 
 
-@bench_group.command("all")
+@paper_command("all")
 @click.option("--out", "out", type=click.Path(file_okay=False),
               help="Run folder: report.md, report.html, report.json and one sub-folder per stage (required).")
 @click.option("--data", "data", type=click.Path(file_okay=False, exists=True),

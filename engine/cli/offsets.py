@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .root import Context, bench_group, format_option, query_group
+from .root import Context, bench_group, format_option, paper_command, query_group
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 from .analogy import DATASET_HELP, _default_offsets_name
@@ -56,7 +56,7 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
                       ["relation", "n_pairs", "ocs", "pcs"]))
 
 
-@bench_group.command("offsets")
+@paper_command("offsets")
 @click.option("--words", "words_index", required=True, help="The words index whose raw vectors give the offsets.")
 @click.option("--dataset", required=True, help=DATASET_HELP)
 @click.option("--offsets", "offsets_name",

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .root import Context, bench_group, cli, format_option
+from .root import Context, bench_group, cli, format_option, paper_command
 from ..core.errors import InputError, LexprobeError
 from ..analyses.ota import DEFAULTS as _DEFAULTS
 from ..core.formatting import render
@@ -122,7 +122,7 @@ def _floats(text: str) -> list[float]:
         raise click.BadParameter(f"expected numbers separated by commas, not {text!r}") from None
 
 
-@bench_group.command("ota-recovery")
+@paper_command("ota-recovery")
 @click.option("--model", default="minilm", show_default=True, help="The model.")
 @click.option("--words", "n_words", type=int, default=32, show_default=True,
               help="One-token words approximated as if unknown (the paper: 1000).")

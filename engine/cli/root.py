@@ -5,6 +5,7 @@ Commands live beside this module (one module per family); each adds its commands
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from dataclasses import dataclass
@@ -34,8 +35,8 @@ class Context:
 def cli(ctx: click.Context, home: str, quiet: bool) -> None:
     """lexprobe: probe word embeddings through vector indexes.
 
-    Build indexes (``index``), ask them questions (``query``, ``sql``) and run the papers' analyses and
-    speed benchmarks (``bench``). Indexes live under --home.
+    Build indexes (``index``), ask them questions (``query``, ``sql``) and run the papers' analyses (``run``)
+    and speed benchmarks (``bench``). Indexes live under --home.
     """
     set_quiet(quiet)
     ctx.obj = Context(home=Path(home))
@@ -51,9 +52,26 @@ def query_group() -> None:
     """Ask an index questions (neighbours, analogies, senses, ...)."""
 
 
+@cli.group("run")
+def run_group() -> None:
+    """Run the papers' analyses into a run folder (--out): tables, plots, a report."""
+
+
 @cli.group("bench")
 def bench_group() -> None:
-    """Run the papers' analyses and the speed benchmarks."""
+    """Speed benchmarks: the engine against named baselines, recorded under benchmarks/."""
+
+
+def paper_command(name: str):
+    """Register an analysis command as ``run NAME``, and as a hidden ``bench NAME`` (its name before ``run``
+    existed, kept so that old scripts keep working)."""
+    def register(f):
+        command = run_group.command(name)(f)
+        alias = copy.copy(command)
+        alias.hidden = True
+        bench_group.add_command(alias, name)
+        return command
+    return register
 
 
 @cli.group("data")

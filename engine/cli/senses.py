@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .root import Context, bench_group, format_option, query_group
+from .root import Context, bench_group, format_option, paper_command, query_group
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 from ..analyses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
@@ -144,7 +144,7 @@ def add_definitions(home: Path, rows: list[dict]) -> int:
 # ------------------------------------------------------------------------------------------------- bench
 
 
-@bench_group.command("senses")
+@paper_command("senses")
 @click.option("--database", "database_spec", required=True,
               help="The database corpus D as KIND:PATH (e.g. wsd:../shared/data/semcor3.0).")
 @click.option("--queries", "queries_spec", required=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .root import Context, bench_group, data_group, format_option, query_group
+from .root import Context, bench_group, data_group, format_option, paper_command, query_group
 from ..core.errors import LexprobeError
 from ..sources.models import DEFAULT_MLM
 from ..core.formatting import render
@@ -49,7 +49,7 @@ def build_cmd(obj: Context, model, out, seed, corruptions, relations) -> None:
     click.echo(f"wrote {len(entries)} entries to {paths['jsonl']} (+ .parquet, WNLaMPro.txt, table4.md)")
 
 
-@bench_group.command("wnlampro")
+@paper_command("wnlampro")
 @_model_option
 @click.option("--dataset", required=True, type=click.Path(),
               help="A folder from 'data build-wnlampro', its wnlampro.jsonl, or the authors' WNLaMPro.txt.")
