@@ -1,3 +1,46 @@
-"""lexprobe: a vector-index retrieval engine for probing word embeddings."""
+"""lexprobe: a vector-index retrieval engine for probing word embeddings.
 
-__version__ = "0.1.0"
+The public API (what notebooks use; the CLI and the main job are built on the same functions)::
+
+    >>> import lexprobe
+    >>> glove = lexprobe.open_index("glove")          # the home: $LEXPROBE_HOME, the checkout's indexes/, ...
+    >>> glove
+    <WordIndex glove: 400000 x 50, flat>
+    >>> glove.most_similar("king", topn=3)[0][0]
+    'prince'
+
+Names are loaded on first use, so ``import lexprobe`` stays fast (no torch, FAISS or Arrow until needed).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .core.version import __version__
+
+# public name -> (module relative to this package, attribute)
+_EXPORTS = {
+    "open_index": ("kinds", "open_index"),
+    "default_home": ("core.store", "default_home"),
+    "WordIndex": ("kinds.words", "WordIndex"),
+    "TokenIndex": ("kinds.tokens", "TokenIndex"),
+    "OffsetIndex": ("kinds.offsets", "OffsetIndex"),
+    "build_word_index": ("kinds.words", "build_word_index"),
+    "build_token_index": ("kinds.tokens", "build_token_index"),
+    "LexprobeError": ("core.errors", "LexprobeError"),
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _EXPORTS[name]
+    value = getattr(import_module(f".{module}", __name__), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

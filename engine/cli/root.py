@@ -13,10 +13,11 @@ from pathlib import Path
 
 import click
 
-from .. import __version__
+from ..core.version import __version__
 from ..core.errors import LexprobeError
 from ..core.formatting import FORMATS
 from ..core.progress import set_quiet
+from ..core.store import default_home
 
 
 @dataclass
@@ -27,8 +28,9 @@ class Context:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--home", envvar="LEXPROBE_HOME", default="indexes", show_default=True,
-              type=click.Path(file_okay=False), help="Folder holding the indexes (env LEXPROBE_HOME).")
+@click.option("--home", envvar="LEXPROBE_HOME", type=click.Path(file_okay=False),
+              help="Folder holding the indexes (env LEXPROBE_HOME; default: the checkout's indexes/ when run inside "
+                   "one, else ~/.local/share/lexprobe/indexes; `index list` shows it).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 @click.version_option(__version__, prog_name="lexprobe")
 @click.pass_context
@@ -39,7 +41,7 @@ def cli(ctx: click.Context, home: str, quiet: bool) -> None:
     and speed benchmarks (``bench``). Indexes live under --home.
     """
     set_quiet(quiet)
-    ctx.obj = Context(home=Path(home))
+    ctx.obj = Context(home=Path(home) if home else default_home())
 
 
 @cli.group("index")

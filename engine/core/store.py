@@ -44,19 +44,58 @@ SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 SHARD_DIR = "shards"
 DEFAULT_SHARD_ROWS = 100_000
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+# the names of the catalog's views over all indexes of a kind (DuckDB names are case-insensitive)
+RESERVED_NAMES = ("words", "offsets", "tokens")
 _CHUNK = 1 << 22
 
 
 def default_home() -> Path:
-    """The index home: ``$LEXPROBE_HOME``, else ``indexes/`` in the working directory."""
-    return Path(os.environ.get("LEXPROBE_HOME", "indexes"))
+    """The index home, resolved once: ``$LEXPROBE_HOME``; else, inside a lexprobe checkout, its ``indexes/``
+    folder (found from the working directory upwards); else a per-user folder (``$XDG_DATA_HOME/lexprobe/indexes``,
+    by default ``~/.local/share/lexprobe/indexes``). Absolute, so that it means the same from any folder."""
+    env = os.environ.get("LEXPROBE_HOME")
+    if env:
+        return Path(env).expanduser().resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "indexes" / "README.md").is_file() and (folder / "pyproject.toml").is_file() \
+                and 'name = "lexprobe"' in (folder / "pyproject.toml").read_text(errors="replace"):
+            return folder / "indexes"
+    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return (data / "lexprobe" / "indexes").resolve()
 
 
 def check_name(name: str) -> str:
-    if not _NAME_RE.match(name or ""):
-        raise LexprobeError(f"bad index name {name!r}: use letters, digits, '_', '-', '.' (not first)")
+    """``name`` when it is a valid index name (the whole string: ASCII letters, digits, '_', '-', '.', not first,
+    at most 128 characters), else an error. A valid name is one folder name, never a path."""
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+        raise LexprobeError(f"bad index name {name!r}: use letters, digits, '_', '-', '.' (not first), "
+                            "at most 128 characters")
     return name
+
+
+def check_new_index(home: Path, name: str, *, replace: bool = False, reads: tuple[str, ...] = ()) -> str:
+    """Check the target of a build before any lock, file or work: a valid name, not a catalog view's name, not
+    another index's name in another case (DuckDB's names are case-insensitive), not an index the build reads,
+    and not an existing index (of any kind, damaged or not) unless ``replace``."""
+    check_name(name)
+    if name.lower() in RESERVED_NAMES:
+        raise LexprobeError(f"index name {name!r} is reserved: the SQL catalog's view over all "
+                            f"{name.lower()} indexes has that name")
+    if name in reads:
+        raise LexprobeError(f"index {name!r} cannot be replaced by a build that reads it: choose another --name")
+    for path in list_indexes(home):
+        if path.name != name and path.name.lower() == name.lower():
+            raise LexprobeError(f"index name {name!r} differs only in case from the index {path.name!r} "
+                                f"(SQL names are case-insensitive): choose another name")
+    if not replace and _exists(home / name):
+        raise LexprobeError(f"{home / name}: index {name!r} exists: pass --replace to replace it")
+    return name
+
+
+def _exists(path: Path) -> bool:
+    return (path / MANIFEST).exists() or (path / SHARD_DIR).is_dir() or any(_own_temp(path.parent, path.name, "old"))
 
 
 def file_crc32(path: str | os.PathLike) -> tuple[int, int]:
@@ -147,40 +186,76 @@ def write_lock(home: Path, name: str, wait: float | None = None) -> Iterator[Non
 
     ``wait`` defaults to ``$LEXPROBE_LOCK_WAIT`` (0: fail at once with a clear message).
     """
+    check_name(name)
     if wait is None:
+        raw = os.environ.get("LEXPROBE_LOCK_WAIT", "0")
         try:
-            wait = float(os.environ.get("LEXPROBE_LOCK_WAIT", "0"))
+            wait = float(raw)
         except ValueError:
-            raise LexprobeError(f"LEXPROBE_LOCK_WAIT={os.environ['LEXPROBE_LOCK_WAIT']!r} is not a number of "
-                                "seconds") from None
+            wait = float("nan")
+        if not (0 <= wait < float("inf")):
+            raise LexprobeError(f"LEXPROBE_LOCK_WAIT={raw!r} is not a number of seconds (0 or more, finite)")
     home.mkdir(parents=True, exist_ok=True)
     lock_path = home / f".{name}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + wait
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise LockedError(
+                    f"{lock_path}: index {name!r} is being written by another process "
+                    "(wait for it, or set LEXPROBE_LOCK_WAIT=seconds)") from None
+            time.sleep(0.1)
+            continue
+        try:  # the holder before us removed the lock file on release: lock the new one instead
+            same = os.path.samestat(os.fstat(fd), os.stat(lock_path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockedError(
-                        f"{lock_path}: index {name!r} is being written by another process "
-                        "(wait for it, or set LEXPROBE_LOCK_WAIT=seconds)") from None
-                time.sleep(0.1)
         _clean_stale(home, name)
         yield
     finally:
+        with contextlib.suppress(OSError):  # still holding it: no one else can be inside; waiters retry
+            os.unlink(lock_path)
         os.close(fd)  # closing releases the flock
+
+
+_TEMP_RE = {"tmp": r"tmp-(?:rm-)?(?:\d+-)?[0-9a-f]{8}", "old": r"old-[0-9a-f]{8}"}
+
+
+def _own_temp(home: Path, name: str, kind: str) -> list[Path]:
+    """The index's own temporary folders of one kind (``.NAME.tmp-PID-HEX``, ``.NAME.tmp-rm-HEX``,
+    ``.NAME.old-HEX``), matched exactly: never another index's files whose name starts alike."""
+    pattern = re.compile(re.escape(f".{name}.") + _TEMP_RE[kind])
+    try:
+        entries = list(os.scandir(home))
+    except FileNotFoundError:
+        return []
+    return sorted(Path(e.path) for e in entries if pattern.fullmatch(e.name))
 
 
 def _clean_stale(home: Path, name: str) -> None:
     """Remove temporary folders left by a writer that crashed (we hold the lock, so none is live)."""
-    old = sorted(home.glob(f".{name}.old-*"))
-    if old and not (home / name).exists():  # crash between the two fallback renames: restore old
-        os.rename(old[-1], home / name)
-    for stale in list(home.glob(f".{name}.tmp-*")) + list(home.glob(f".{name}.old-*")):
+    recover_aside(home, name)
+    for stale in _own_temp(home, name, "tmp") + _own_temp(home, name, "old"):
         shutil.rmtree(stale, ignore_errors=True)
+
+
+def recover_aside(home: Path, name: str) -> None:
+    """Where the system has no rename-exchange a swap is two renames; a crash between them leaves the index
+    only as ``.NAME.old-*``: put it back (its own atomic rename; harmless when another process races us)."""
+    if (home / name).exists():
+        return
+    old = _own_temp(home, name, "old")
+    if old:
+        with contextlib.suppress(FileNotFoundError, FileExistsError, OSError):
+            os.rename(old[-1], home / name)
 
 
 # ----------------------------------------------------------------------------------------------- read
@@ -371,10 +446,24 @@ def _read_shard(real: str, entry: dict, display: Path) -> pa.Table:
     return table
 
 
+def recover_on_open(home: Path, name: str) -> None:
+    """A reader that finds the index only set aside (:func:`recover_aside`) puts it back, under the writer lock
+    (taken without waiting: a live writer finishes its own swap); silent where it cannot (read-only home)."""
+    if (home / name).exists() or not _own_temp(home, name, "old"):
+        return
+    with contextlib.suppress(LexprobeError, OSError):
+        with write_lock(home, name, wait=0):
+            pass
+
+
 def list_indexes(home: Path) -> list[Path]:
     """Index folders under ``home`` (those with a manifest, or shards that lost it), sorted by name."""
     if not home.is_dir():
         return []
+    for entry in os.scandir(home):
+        aside = re.fullmatch(r"\.(.+)\.old-[0-9a-f]{8}", entry.name)
+        if aside and _NAME_RE.fullmatch(aside.group(1)):
+            recover_on_open(home, aside.group(1))
     return sorted(p for p in home.iterdir() if not p.name.startswith(".")
                   and ((p / MANIFEST).exists() or (p / SHARD_DIR).is_dir()))
 
@@ -385,7 +474,9 @@ def _a(noun: str) -> str:
 
 def open_index(home: Path, name: str, *, verify: bool = True, kind: str | None = None) -> Store:
     """Open index ``name`` under ``home`` with a clear error when it does not exist or is not of ``kind``."""
+    home = Path(home)
     path = home / check_name(name)
+    recover_on_open(home, name)
     if not (path / MANIFEST).exists() and not (path / SHARD_DIR).is_dir():
         known = ", ".join(p.name for p in list_indexes(home)) or "none"
         raise LexprobeError(f"{path}: no index named {name!r} (indexes in {home}: {known})")
@@ -403,12 +494,20 @@ class IndexView:
     kind: ClassVar[str] = ""
 
     @classmethod
-    def open(cls, home: Path, name: str):
-        return cls(open_index(home, name, kind=cls.kind))
+    def open(cls, home: str | os.PathLike, name: str):
+        return cls(open_index(Path(home), name, kind=cls.kind))
 
     @property
     def name(self) -> str:
         return self.store.name
+
+    def __repr__(self) -> str:
+        detail = self._repr_detail()
+        return f"<{type(self).__name__} {self.name}: {self.store.count} x {self.dim}{', ' + detail if detail else ''}>"
+
+    def _repr_detail(self) -> str:
+        """What a subclass adds to the one-line repr (index type, model, ...)."""
+        return ""
 
     @property
     def dim(self) -> int:
@@ -531,6 +630,7 @@ class StoreWriter:
 
 def remove_index(home: Path, name: str) -> None:
     """Delete an index folder (under the writer lock)."""
+    home = Path(home)
     path = home / check_name(name)
     if not (path / MANIFEST).exists() and not (path / SHARD_DIR).is_dir():  # a damaged index can be removed
         raise LexprobeError(f"{path}: no index named {name!r}")

@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Sequence
 
 import faiss
@@ -234,7 +235,7 @@ def _exclusion_matrix(exclude, m: int) -> np.ndarray:
     return out
 
 
-@dataclass
+@dataclass(repr=False)
 class SearchableView(IndexView):
     """An open index with its FAISS index (``vectors``), checked against the shards."""
 
@@ -242,8 +243,11 @@ class SearchableView(IndexView):
 
     @classmethod
     def open(cls, home, name: str):
-        store = open_index(home, name, kind=cls.kind)
+        store = open_index(Path(home), name, kind=cls.kind)
         return cls(store, load_for(store))
+
+    def _repr_detail(self) -> str:
+        return self.store.meta.get("index", {}).get("index_type", "flat")
 
     @cached_property
     def raw(self) -> np.ndarray:

@@ -137,6 +137,55 @@ class WordIndex(vindex.SearchableView):
         return rows
 
 
+    def _words_arg(self, words: str | Iterable[str], what: str) -> list[str]:
+        """One word or several: a str is one word, never its letters."""
+        if isinstance(words, str):
+            return [words]
+        if isinstance(words, (bytes, np.ndarray)) or not isinstance(words, Iterable):
+            raise TypeError(f"{what}: give a word (str) or a list of words, not {type(words).__name__}")
+        return list(words)
+
+    def vector(self, word: str) -> np.ndarray:
+        """The raw vector of ``word`` (a read-only view into the shards).
+
+        >>> glove = lexprobe.open_index("glove")
+        >>> glove.vector("king").shape
+        (50,)
+        """
+        return self.raw[self.ids(self._words_arg(word, "vector"))[0]]
+
+    def similarity(self, w1: str, w2: str) -> float:
+        """Cosine similarity of two words (gensim's ``similarity``).
+
+        >>> round(lexprobe.open_index("glove").similarity("king", "queen"), 3)
+        0.784
+        """
+        u = self.unit_of(self.ids([w1, w2]))
+        return float(u[0] @ u[1])
+
+    def most_similar(self, positive: str | Iterable[str] = (), negative: str | Iterable[str] = (), topn: int = 10,
+                     restrict_vocab: int | None = None) -> list[tuple[str, float]]:
+        """The ``topn`` words nearest to the mean of the unit vectors of ``positive`` minus those of
+        ``negative``, by cosine, inputs excluded: gensim's ``most_similar`` (a str is one word).
+        ``restrict_vocab``: only the N most frequent words are candidates.
+
+        >>> [w for w, _ in lexprobe.open_index("glove").most_similar("king", topn=3)]
+        ['prince', 'queen', 'ii']
+        """
+        pos, neg = self._words_arg(positive, "positive"), self._words_arg(negative, "negative")
+        if not pos and not neg:
+            raise LexprobeError("most_similar: give at least one word")
+        if topn < 1:
+            raise LexprobeError(f"most_similar: topn must be at least 1, not {topn}")
+        ids = self.ids(pos + neg)
+        weights = np.array([1.0] * len(pos) + [-1.0] * len(neg), dtype=np.float32)
+        query = (weights[:, None] * self.unit_of(ids)).mean(axis=0)
+        query /= max(float(np.linalg.norm(query)), 1e-12)
+        D, I = self.vectors.search(query[None, :].astype(np.float32), topn, exclude=[sorted(set(ids.tolist()))],
+                                   restrict=restrict_vocab)
+        return [(self.words[j], float(d)) for d, j in zip(D[0], I[0]) if j >= 0]
+
+
 def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray, *, origin: str,
                  settings: dict, replace: bool = False) -> dict:
     """Append ``words`` with vectors ``matrix`` to words index ``name``: a new shard and a FAISS add, atomic.

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..core.errors import LexprobeError
+from ..core.store import default_home
 
 WORDNET_FILES = ("adj.exc", "adv.exc", "cntlist.rev", "data.adj", "data.adv", "data.noun", "data.verb",
                  "index.adj", "index.adv", "index.noun", "index.sense", "index.verb", "lexnames", "noun.exc",
@@ -22,11 +23,11 @@ WORDNET_FILES = ("adj.exc", "adv.exc", "cntlist.rev", "data.adj", "data.adv", "d
 
 
 def cache_dir(home: str | os.PathLike | None = None) -> Path:
-    """Where converted corpora live: ``$LEXPROBE_CACHE`` or ``<home>/.cache`` (home defaults to ``indexes``)."""
+    """Where converted corpora live: ``$LEXPROBE_CACHE`` or ``<home>/.cache`` (home defaults to the index home)."""
     env = os.environ.get("LEXPROBE_CACHE")
     if env:
         return Path(env)
-    return Path(home if home is not None else os.environ.get("LEXPROBE_HOME", "indexes")) / ".cache"
+    return Path(home if home is not None else default_home()) / ".cache"
 
 
 def source_dir() -> Path:
