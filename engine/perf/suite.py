@@ -25,11 +25,13 @@ class Benchmark:
     baseline: str          # the named baseline it is compared with
     unit: str              # the rate's unit
     floor: float | None    # the issue's floor on the ratio, if any
-    run: Callable[["Context"], dict]  # returns at least {"speedup": float}
+    run: Callable[["SuiteRun"], dict]  # returns at least {"speedup": float}
 
 
 @dataclass
-class Context:
+class SuiteRun:
+    """What every benchmark of the suite gets: the index home, the run folder, the located datasets, the seed."""
+
     home: Path
     out: RunDir
     data: dict[str, Path]
@@ -39,38 +41,38 @@ class Context:
         return str(self.out.file(f"{name}.md"))
 
 
-def _glove(ctx: Context) -> str:
-    from ..runs.main_job import glove_word_index
+def _glove(ctx: SuiteRun) -> str:
+    from ..runs.analogies import glove_word_index
 
     glove_word_index(ctx.home)
     return "glove"
 
 
-def _need(ctx: Context, name: str) -> Path:
+def _need(ctx: SuiteRun, name: str) -> Path:
     if name not in ctx.data:
         raise LexprobeError(f"dataset {name!r} not found (lexprobe data fetch {name})")
     return ctx.data[name]
 
 
-def _neighbors(ctx: Context) -> dict:
+def _neighbors(ctx: SuiteRun) -> dict:
     from .neighbors import run_neighbors_bench
 
     return run_neighbors_bench(ctx.home, _glove(ctx), n_queries=2000, k=10, loop_sample=200, seed=ctx.seed,
                                record_path=ctx.record_path("neighbors"))
 
 
-def _analogy(ctx: Context) -> dict:
+def _analogy(ctx: SuiteRun) -> dict:
     from ..sources.datasets.bats import apply_vocab, read_bats
     from ..kinds.words import WordIndex
     from .analogy import run_analogy_bench
 
     name = _glove(ctx)
     relations, _ = apply_vocab(read_bats(str(_need(ctx, "bats"))), WordIndex.open(ctx.home, name).word_to_id)
-    return run_analogy_bench(ctx.home, name, relations, sample=2000, faiss_sample=2000, restrict=None,
+    return run_analogy_bench(ctx.home, name, relations, sample=2000, faiss_sample=2000, restrict_vocab=None,
                              seed=ctx.seed, record_path=ctx.record_path("analogy"), dataset="bats")
 
 
-def _offsets(ctx: Context) -> dict:
+def _offsets(ctx: SuiteRun) -> dict:
     from .offsets import run_offsets_bench
 
     result = run_offsets_bench(ctx.home, _glove(ctx), f"bats:{_need(ctx, 'bats')}", offsets_name="glove-bats-offsets",
@@ -80,14 +82,14 @@ def _offsets(ctx: Context) -> dict:
     return result
 
 
-def _encode(ctx: Context) -> dict:
+def _encode(ctx: SuiteRun) -> dict:
     from .encode import run_encode_bench
 
     return run_encode_bench("minilm", f"wsd:{_need(ctx, 'semcor')}", n_sentences=400, seed=ctx.seed,
                             record_path=ctx.record_path("encode"))
 
 
-def _senses(ctx: Context) -> dict:
+def _senses(ctx: SuiteRun) -> dict:
     from ..runs.senses import SenseRunOptions, run_senses
     from .senses import run_ranking_bench
 
@@ -99,14 +101,14 @@ def _senses(ctx: Context) -> dict:
     return run_ranking_bench(database, query_instances, label="minilm", record_path=ctx.record_path("senses"))
 
 
-def _ota(ctx: Context) -> dict:
+def _ota(ctx: SuiteRun) -> dict:
     from .ota import run_ota_bench
 
     return run_ota_bench("splade-tiny", n_words=64, loop_words=8, iterations=100, contexts="random", init="mean",
                          lr=3e-3, seed=ctx.seed, record_path=ctx.record_path("ota"))
 
 
-def _probing(ctx: Context) -> dict:
+def _probing(ctx: SuiteRun) -> dict:
     from .probing import run_probing_bench
 
     return run_probing_bench("splade-tiny", n_sentences=1024, loop_sample=128, batch_size=64, seed=ctx.seed,
@@ -138,7 +140,7 @@ def run_perf(home: Path, out: str | Path, data: dict[str, Path], *, seed: int = 
         unknown = set(only) - {b.name for b in BENCHMARKS}
         raise LexprobeError(f"unknown benchmark(s) {', '.join(sorted(unknown))} "
                             f"(choose from {', '.join(b.name for b in BENCHMARKS)})")
-    ctx = Context(Path(home), RunDir(out), data, seed)
+    ctx = SuiteRun(Path(home), RunDir(out), data, seed)
     rows = []
     for bench in bar(chosen, desc="bench perf", unit="benchmark"):
         echo(f"[{bench.name}] {bench.lexprobe} vs {bench.baseline}")
