@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from .root import Context, bench_group, format_option, paper_command, query_group
+from .root import Context, format_option, paper_command, query_group
+from .scale import opened, search_engine_options
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 from ..analyses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
@@ -18,46 +19,6 @@ def _floats(text: str, what: str) -> list[float]:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise LexprobeError(f"bad {what} {text!r}: give comma-separated numbers like 500 or 100,500") from None
-
-
-def mark(words: list[str], position: int, length: int) -> str:
-    """The sentence with the target words wrapped in ``[[...]]``."""
-    return " ".join(words[:position] + ["[[" + " ".join(words[position:position + length]) + "]]"]
-                    + words[position + length:])
-
-
-def find_target(words: list[str], target: str, occurrence: int = 1) -> tuple[int, int]:
-    """(position, length) of the ``occurrence``-th match of the target words (case-insensitive) in ``words``."""
-    want = [w.lower() for w in target.split()]
-    if not want:
-        raise LexprobeError("--target is empty")
-    lowered = [w.lower() for w in words]
-    hits = [i for i in range(len(words) - len(want) + 1) if lowered[i:i + len(want)] == want]
-    if len(hits) < occurrence:
-        raise LexprobeError(f"target {target!r} does not occur {'at all' if not hits else f'{occurrence} times'} "
-                            f"among the words of the sentence {' '.join(words)!r}")
-    return hits[occurrence - 1], len(want)
-
-
-def target_lemma(home: Path, lemmas, target: str) -> str | None:
-    """The index lemma of a target: the lowercased words joined by '_' when the index has that lemma, else
-    the WordNet base form (morphy, any POS) the index has most instances of; None when neither exists."""
-    import numpy as np
-
-    plain = "_".join(target.lower().split())
-    known, counts = np.unique(lemmas, return_counts=True)
-    count = dict(zip(known.tolist(), counts.tolist()))
-    if plain in count:
-        return plain
-    try:
-        from ..sources.wordnet import load_wordnet
-
-        wordnet = load_wordnet(home)
-    except LexprobeError:  # no WordNet here: no base forms
-        return None
-    forms = {f for pos in "nvar" for f in wordnet._morphy(plain, pos)}
-    forms = [f for f in forms if f in count]
-    return max(forms, key=lambda f: (count[f], f)) if forms else None
 
 
 @query_group.command("senses")
@@ -74,71 +35,26 @@ def target_lemma(home: Path, lemmas, target: str) -> str | None:
 @click.option("--definitions", is_flag=True,
               help="Add each result's WordNet definition (sense labels WordNet cannot resolve, such as SNACS "
                    "supersenses, get none and are counted).")
+@search_engine_options
 @format_option
 @click.pass_obj
-def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, definitions, fmt) -> None:
+def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, definitions, engine,
+                 ray_address, shard_groups, fmt) -> None:
     """Embed TARGET in SENTENCE with the index's model, layers and pooling, and list the index's instances
     most similar to it (cosine). Rows: rank, score, sense, lemma, pos, the instance's sentence with its target
-    marked [[...]] and its instance id."""
-    import numpy as np
-
-    from ..core.vector_index import unit_rows
+    marked [[...]] and its instance id. With --engine ray the index's shards are searched by Ray actors and
+    their top-k merged: the same rows as the local search."""
     from ..kinds.tokens import TokenIndex
 
-    if k < 1:
-        raise LexprobeError("-k must be at least 1")
-    index = TokenIndex.open(obj.home, name)
-    words = sentence.split()
-    position, length = find_target(words, target, occurrence)
-    lemmas = index.table.column("lemma").to_numpy(zero_copy_only=False)
-    restrict = None
-    if not all_lemmas:
-        wanted = lemma or target_lemma(obj.home, lemmas, target)
-        restrict = np.flatnonzero(lemmas == wanted) if wanted else np.zeros(0, np.int64)
-        if not len(restrict):
-            if lemma:
-                raise LexprobeError(f"index {name!r} has no instance of lemma {lemma!r}")
-            click.echo(f"note: index {name!r} has no instance of lemma {target!r} (nor of its WordNet base "
-                       f"forms); ranking all {index.store.count} instances", err=True)
-            restrict = None
-    query, _ = unit_rows(index.encode([words], [[(position, length)]]))
-    scores, ids = index.vectors.search(query, k, restrict=restrict)
-    found = ids[0] >= 0
-    hits = index.table.take(ids[0][found])
-    texts = index.words_of(hits.column("sentence_id").to_pylist())
-    rows = [{"rank": r + 1, "score": float(s), "sense": sense, "lemma": lem, "pos": pos,
-             "sentence": mark(w, p, n), "instance_id": iid}
-            for r, (s, sense, lem, pos, w, p, n, iid) in enumerate(zip(
-                scores[0][found], hits.column("sense").to_pylist(), hits.column("lemma").to_pylist(),
-                hits.column("pos").to_pylist(), texts, hits.column("position").to_pylist(),
-                hits.column("length").to_pylist(), hits.column("instance_id").to_pylist()))]
-    columns = ["rank", "score", "sense", "lemma", "pos", "sentence", "instance_id"]
-    if definitions:
-        unresolved = add_definitions(obj.home, rows)
-        columns.insert(3, "definition")
-        if unresolved:
-            click.echo(f"note: WordNet cannot resolve {unresolved} of the {len(rows)} sense labels; "
-                       "their definition is empty", err=True)
+    with opened(TokenIndex, obj, name, engine, ray_address, shard_groups) as index:
+        hits = index.query(sentence, target, k, same_lemma=not all_lemmas, lemma=lemma, occurrence=occurrence,
+                           definitions=definitions)
+    meta = {key.decode(): value.decode() for key, value in (hits.schema.metadata or {}).items()}
+    for note in filter(None, meta.get("note", "").split("\n")):
+        click.echo(f"note: {note}", err=True)
     if fmt == "table":
-        click.echo(f"query: {mark(words, position, length)}")
-    click.echo(render(rows, fmt, columns))
-
-
-def add_definitions(home: Path, rows: list[dict]) -> int:
-    """Set each row's ``definition`` from its WordNet sense key; returns how many keys did not resolve."""
-    from nltk.corpus.reader.wordnet import WordNetError
-
-    from ..sources.wordnet import load_wordnet
-
-    wordnet = load_wordnet(home)
-    unresolved = 0
-    for row in rows:
-        try:
-            row["definition"] = wordnet.lemma_from_key(row["sense"]).synset().definition()
-        except (WordNetError, ValueError, AttributeError, TypeError):
-            row["definition"] = ""
-            unresolved += 1
-    return unresolved
+        click.echo(f"query: {meta['query']}")
+    click.echo(render(hits.to_pylist(), fmt, hits.column_names))
 
 
 # ------------------------------------------------------------------------------------------------- bench
@@ -173,12 +89,15 @@ def add_definitions(home: Path, rows: list[dict]) -> int:
                                               "(default: the query's POS only, as WordNet senses are).")
 @click.option("--all-lemmas", is_flag=True, help="Rank every instance of D for each query, not only its lemma's.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --limit-queries sample.")
-@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/senses.md", show_default=True,
-              help="Markdown file the speed comparison (grouped vs one query at a time) is appended to; '' for none.")
+@click.option("--compare", is_flag=True,
+              help="Also time the grouped ranking against one query at a time (the paper's loop) on the same "
+                   "queries; the comparison goes to OUT/speed.md and one line on stderr.")
+@click.option("--record", type=click.Path(dir_okay=False), default="",
+              help="With --compare, also append the comparison to this markdown file (e.g. benchmarks/senses.md).")
 @click.pass_obj
 def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, pooling, out, limit_queries,
                  database_sentences, query_sentences, k_max, min_sense_count, lemma_edges, ratio_edges, any_pos,
-                 all_lemmas, seed, record) -> None:
+                 all_lemmas, seed, compare, record) -> None:
     """CWE similarity ranking (Gessler & Schneider, section 3 and Table 1): every query instance of Q whose
     sense occurs at least --min-sense-count times in D ranks D's instances of its lemma by cosine; per query
     P@k and recall@k (k = 1..K) and average precision; per cell of l x r, the mean over k of P@k (the paper's
@@ -186,6 +105,8 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
     model, layer and pooling exists under --home, else built."""
     from ..runs.senses import SenseRunOptions, run_senses
 
+    if compare and all_lemmas:
+        raise LexprobeError("--compare times the per-lemma ranking: leave out --all-lemmas")
     options = SenseRunOptions(pooling=pooling, k_max=k_max, min_sense_count=min_sense_count,
                               lemma_edges=_floats(lemma_edges, "--lemma-edges"),
                               ratio_edges=_floats(ratio_edges, "--ratio-edges"), match_pos=not any_pos,
@@ -197,11 +118,14 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
     for label, checks in summary["checks"].items():
         click.echo(f"{label}: every cell beats random: {checks['every_cell_beats_random']}; rare senses "
                    f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
-    if record and not all_lemmas:
+    if compare:
         from ..perf.senses import run_ranking_bench
+        from ..runs.run_dir import RunDir
 
         database, queries = summary["instances"]
         bench = run_ranking_bench(database, queries, label=next(iter(summary["runs"])), k_max=k_max,
-                                  min_sense_count=min_sense_count, match_pos=not any_pos, record_path=record)
-        click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: {bench['agree']})")
+                                  min_sense_count=min_sense_count, match_pos=not any_pos, record_path=record or None)
+        RunDir(out).write_text("speed.md", bench["markdown"])
+        click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: {bench['agree']}); "
+                   f"{Path(out) / 'speed.md'}", err=True)
     click.echo(f"wrote {out}")

@@ -9,6 +9,8 @@ import click
 from ..core import vector_index as vindex
 from .root import Context, bench_group, index_group
 from ..core.store import DEFAULT_SHARD_ROWS
+from .options import INDEX_NAME, replace_option
+from .scale import build_engine_options
 
 _CORPUS_HELP = ("Corpus as KIND:PATH. wsd: the Raganato et al. XML + gold keys (a folder holding one *.data.xml, "
                 "or the .data.xml file: SemCor, senseval2, ..., ALL); streusle: STREUSLE .conllulex/.vis files or a "
@@ -35,32 +37,43 @@ def model_options(f):
 @index_group.command("tokens")
 @model_options
 @click.option("--corpus", "corpus_spec", required=True, help=_CORPUS_HELP)
-@click.option("--name", required=True, help="Name of the token index to (re)build under the home.")
+@click.option("--name", required=True, type=INDEX_NAME, help="Name of the token index to build under the home.")
+@replace_option
 @click.option("--max-sentences", type=int, help="Only the first N sentences of the corpus (a quick trial).")
 @click.option("--index-type", type=click.Choice(vindex.INDEX_TYPES), default="flat", show_default=True,
               help="flat: exact search; hnsw: graph ANN; ivf: inverted lists ANN.")
 @click.option("--shard-rows", type=int, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for IVF training.")
+@build_engine_options
 @click.pass_obj
-def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, threads, corpus_spec, name,
-                 max_sentences, index_type, shard_rows, seed) -> None:
+def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, threads, corpus_spec, name, replace,
+                 max_sentences, index_type, shard_rows, seed, engine, ray_address, workers, block_sentences) -> None:
     """Embed every sense-annotated target of a corpus with a transformer and index the vectors.
 
     One index per (corpus, model, layers, pooling); the manifest records them. Rows: the target's corpus,
     split, document, sentence_id, position, length, surface, lemma, pos, sense, senses; sentences are kept
     once beside the shards. Skipped inputs (keys without instances, spans outside a sentence, targets longer
-    than the model's length limit) are counted and printed.
+    than the model's length limit) are counted and printed. With --engine ray the encoding runs on a pool of
+    Ray actors and the result equals the local build.
     """
     from ..sources.encoder import LOST_PAST_LIMIT, parse_layers
-    from ..kinds.tokens import build_token_index
 
+    if engine == "ray":
+        from ..scale.build import build_token_index_ray as build
+        extra = {"workers": workers, "block_sentences": block_sentences, "address": ray_address}
+    else:
+        from ..kinds.tokens import build_token_index as build
+        extra = {}
     with warnings.catch_warnings():  # long sentences and lost targets are printed below as one plain line
         warnings.simplefilter("ignore", UserWarning)
-        s = build_token_index(obj.home, name, model, corpus_spec, layers=parse_layers(layer, layers),
-                              pooling=pooling, batch_tokens=batch_tokens, max_sentences=max_sentences,
-                              threads=threads, params=vindex.IndexParams(index_type=index_type),
-                              shard_rows=shard_rows, seed=seed)
+        s = build(obj.home, name, model, corpus_spec, layers=parse_layers(layer, layers),
+                  pooling=pooling, batch_tokens=batch_tokens, max_sentences=max_sentences,
+                  threads=threads, params=vindex.IndexParams(index_type=index_type),
+                  shard_rows=shard_rows, seed=seed, replace=replace, **extra)
     e = s["encode"]
+    if engine == "ray":
+        click.echo(f"ray: {s['workers']} encoder actors, {s['blocks']} blocks, "
+                   f"{s['wall_tokens_per_s']:.0f} tokens/s together")
     click.echo(f"built {s['name']}: {s['targets']} targets of {s['sentences']} sentences ({s['corpus']}), "
                f"{model} layers {s['layers']} {s['pooling']}-pooled, dim {s['dim']}; {e.subword_tokens} subword "
                f"tokens at {e.tokens_per_s:.0f} tokens/s; {s['seconds']} s in all")

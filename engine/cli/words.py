@@ -10,6 +10,8 @@ from ..core.formatting import render
 from ..core.store import DEFAULT_SHARD_ROWS
 from ..sources.vector_files import FORMATS
 from ..kinds.words import WordIndex, build_word_index
+from .options import INDEX_NAME, K, POSITIVE, SEED, clamp_k, int_range, replace_option
+from .scale import opened, search_engine_options
 
 
 @index_group.command("words")
@@ -17,29 +19,31 @@ from ..kinds.words import WordIndex, build_word_index
               help="A vector file (word2vec .bin/.txt, GloVe .txt, fastText .vec, .npy), 'glove-6b-50d' (the "
                    "packaged GloVe) or 'hf:MODEL' (a transformer's whole-word input embeddings; MODEL may be "
                    "'minilm', 'splade-tiny', a Hugging Face name or a local path).")
-@click.option("--name", required=True, help="Name of the index to (re)build under the home.")
+@click.option("--name", required=True, type=INDEX_NAME, help="Name of the index to build under the home.")
+@replace_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="Vector file format; 'auto' guesses from the extension and the first line.")
 @click.option("--vocab", type=click.Path(dir_okay=False), help="Vocabulary file for .npy vectors (one word a line).")
-@click.option("--limit", type=int, help="Keep the first N words (files list the most frequent first).")
+@click.option("--limit", type=POSITIVE, help="Keep the first N words (files list the most frequent first).")
 @click.option("--lowercase/--keep-case", default=False, show_default=True,
               help="Lowercase words; duplicates that creates are dropped (first wins).")
 @click.option("--index-type", type=click.Choice(vindex.INDEX_TYPES), default="flat", show_default=True,
               help="flat: exact search; hnsw: graph ANN; ivf: inverted lists ANN.")
-@click.option("--hnsw-m", type=int, default=32, show_default=True, help="HNSW: neighbours per node.")
-@click.option("--ef-construction", type=int, default=200, show_default=True, help="HNSW: build beam width.")
-@click.option("--ef-search", type=int, default=128, show_default=True, help="HNSW: search beam width.")
-@click.option("--nlist", type=int, help="IVF: number of lists (default about 4*sqrt(n)).")
-@click.option("--nprobe", type=int, default=16, show_default=True, help="IVF: lists visited per query.")
-@click.option("--shard-rows", type=int, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for IVF training.")
+@click.option("--hnsw-m", type=int_range(*vindex.PARAM_RANGES["hnsw_m"]), default=32, show_default=True, help="HNSW: neighbours per node.")
+@click.option("--ef-construction", type=int_range(*vindex.PARAM_RANGES["ef_construction"]), default=200, show_default=True, help="HNSW: build beam width.")
+@click.option("--ef-search", type=int_range(*vindex.PARAM_RANGES["ef_search"]), default=128, show_default=True, help="HNSW: search beam width.")
+@click.option("--nlist", type=int_range(*vindex.PARAM_RANGES["nlist"]),
+              help="IVF: number of lists, at most the number of words (default about 4*sqrt(n)).")
+@click.option("--nprobe", type=int_range(*vindex.PARAM_RANGES["nprobe"]), default=16, show_default=True, help="IVF: lists visited per query.")
+@click.option("--shard-rows", type=POSITIVE, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for IVF training.")
 @click.pass_obj
-def index_words(obj: Context, spec, name, fmt, vocab, limit, lowercase, index_type, hnsw_m, ef_construction,
+def index_words(obj: Context, spec, name, replace, fmt, vocab, limit, lowercase, index_type, hnsw_m, ef_construction,
                 ef_search, nlist, nprobe, shard_rows, seed) -> None:
     """Build a words index from static vectors (duplicates: first wins, counted)."""
     params = vindex.IndexParams(index_type, hnsw_m, ef_construction, ef_search, nlist, nprobe)
     s = build_word_index(obj.home, name, spec, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase,
-                         params=params, shard_rows=shard_rows, seed=seed)
+                         params=params, shard_rows=shard_rows, seed=seed, replace=replace)
     click.echo(f"built {s['name']}: {s['count']} words x {s['dim']} dims ({s['duplicates_dropped']} duplicates "
                f"dropped, {s['rows_read']} rows read) in {s['seconds']} s")
 
@@ -47,25 +51,30 @@ def index_words(obj: Context, spec, name, fmt, vocab, limit, lowercase, index_ty
 @query_group.command("neighbors")
 @click.option("--index", "name", required=True, help="A words index.")
 @click.argument("words", nargs=-1, required=True)
-@click.option("-k", "k", type=int, default=10, show_default=True, help="Neighbours per word.")
-@click.option("--restrict-vocab", type=int, help="Search only the N most frequent words.")
+@click.option("-k", "k", type=K, default=10, show_default=True, help="Neighbours per word.")
+@click.option("--restrict-vocab", type=POSITIVE, help="Search only the N most frequent words.")
 @click.option("--include-self", is_flag=True, help="Do not exclude the query word itself.")
+@search_engine_options
 @format_option
 @click.pass_obj
-def neighbors_cmd(obj: Context, name, words, k, restrict_vocab, include_self, fmt) -> None:
-    """Nearest neighbours of WORDS by cosine. Rows: query, rank, word, score."""
-    index = WordIndex.open(obj.home, name)
-    rows = index.neighbors(list(words), k, include_self=include_self, restrict=restrict_vocab)
+def neighbors_cmd(obj: Context, name, words, k, restrict_vocab, include_self, engine, ray_address, shard_groups,
+                  fmt) -> None:
+    """Nearest neighbours of WORDS by cosine. Rows: query, rank, word, score. With --engine ray the index's
+    shards are searched by Ray actors and their top-k merged: the same rows as the local exact search."""
+    with opened(WordIndex, obj, name, engine, ray_address, shard_groups) as index:
+        candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (not include_self)
+        rows = index.neighbors(list(words), clamp_k(k, max(candidates, 1), "words to rank"),
+                               include_self=include_self, restrict=restrict_vocab)
     click.echo(render(rows, fmt, ["query", "rank", "word", "score"]))
 
 
 @bench_group.command("neighbors")
 @click.option("--index", "name", default="glove", show_default=True, help="A words index (e.g. the 400k GloVe).")
-@click.option("--queries", type=int, default=1000, show_default=True, help="Number of query words.")
-@click.option("-k", "k", type=int, default=10, show_default=True)
-@click.option("--loop-sample", type=int, default=200, show_default=True,
+@click.option("--queries", type=POSITIVE, default=1000, show_default=True, help="Number of query words.")
+@click.option("-k", "k", type=K, default=10, show_default=True)
+@click.option("--loop-sample", type=POSITIVE, default=200, show_default=True,
               help="Queries answered by the one-at-a-time numpy baseline (its rate is per query).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/neighbors.md", show_default=True,
               help="Markdown file the result is appended to.")
 @click.pass_obj

@@ -33,12 +33,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core import vector_index as vindex
-from ..sources.datasets.corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, Corpus, read_corpus
-from ..sources.encoder import DEFAULT_BATCH_TOKENS, TokenEncoder
+from ..sources.datasets.corpora import read_corpus
+from ..sources.datasets.corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, Corpus
+from ..sources.encoder import DEFAULT_BATCH_TOKENS, EncodeStats, TokenEncoder
 from ..core.errors import CorruptIndexError, LexprobeError
 from ..sources.models import DEFAULT_ENCODER
 from ..core.progress import bar
-from ..core.store import DEFAULT_SHARD_ROWS, StoreWriter, vector_array, vector_type, write_lock
+from ..core.store import DEFAULT_SHARD_ROWS, StoreWriter, check_new_index, vector_array, vector_type, write_lock
 
 KIND = "tokens"
 FAISS_FILE = "faiss.index"
@@ -90,9 +91,11 @@ def build_token_index(home: Path, name: str, model: str = DEFAULT_ENCODER, corpu
                       layers: Sequence[int] | None = None, pooling: str = "mean",
                       batch_tokens: int = DEFAULT_BATCH_TOKENS, max_sentences: int | None = None,
                       threads: int | None = None, params: vindex.IndexParams | None = None,
-                      shard_rows: int = DEFAULT_SHARD_ROWS, seed: int = 0) -> dict:
+                      shard_rows: int = DEFAULT_SHARD_ROWS, seed: int = 0, replace: bool = False) -> dict:
     """Read ``corpus_spec`` (``KIND:PATH``), embed its targets with ``model`` and write token index ``name``
-    atomically. Returns a summary: counts, counted skips, encoder statistics, seconds."""
+    atomically (an existing one only with ``replace``). Returns a summary: counts, counted skips, encoder
+    statistics, seconds."""
+    check_new_index(home, name, replace=replace)
     params = params or vindex.IndexParams()
     if params.index_type not in vindex.INDEX_TYPES:
         raise LexprobeError(f"unknown index type {params.index_type!r} (choose from {', '.join(vindex.INDEX_TYPES)})")
@@ -100,39 +103,61 @@ def build_token_index(home: Path, name: str, model: str = DEFAULT_ENCODER, corpu
     corpus = limit_corpus(read_corpus(corpus_spec), max_sentences)
     encoder = TokenEncoder(model, layers=layers, pooling=pooling, batch_tokens=batch_tokens, threads=threads)
     with write_lock(home, name):
-        vectors, ok, stats = encode_corpus(encoder, corpus, desc=f"index {name}")
-        skipped = corpus.skipped
+        encoded = encode_corpus(encoder, corpus, desc=f"index {name}")
+        summary = write_token_index(home, name, corpus, [(corpus.targets, *encoded)], settings=encoder.settings(),
+                                    corpus_spec=corpus_spec, max_sentences=max_sentences, params=params,
+                                    shard_rows=shard_rows, seed=seed)
+    return {**summary, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def write_token_index(home: Path, name: str, corpus: Corpus, blocks, *, settings: dict, corpus_spec: str,
+                      max_sentences: int | None, params: vindex.IndexParams, shard_rows: int = DEFAULT_SHARD_ROWS,
+                      seed: int = 0, meta: dict | None = None) -> dict:
+    """Write token index ``name`` from encoded ``blocks`` of ``(targets, vectors, ok, stats)`` that come in
+    target-table order (the whole corpus as one block in :func:`build_token_index`, many blocks from the Ray
+    build in :mod:`lexprobe.scale`). Rows without a vector are dropped and counted, ids run on from block to
+    block, shards are written as the blocks come; then the sentences, the FAISS index over all unit vectors
+    and the manifest (encoder ``settings`` and ``meta`` added) are committed atomically. Call it under
+    :func:`write_lock`."""
+    dim = int(settings["dim"])
+    skipped, stats = corpus.skipped, EncodeStats()
+    units: list[np.ndarray] = []
+    first_lost: dict[str, str] = {}
+    count = 0
+    with StoreWriter(home, name, kind=KIND, dim=dim, schema=token_schema(dim), shard_rows=shard_rows) as writer:
+        for targets, vectors, ok, part in blocks:
+            stats.add(part)
+            if not ok.all():
+                first = targets.column("instance_id")[int(np.flatnonzero(~ok)[0])].as_py()
+                for reason in part.lost_targets:
+                    first_lost.setdefault(reason, first)
+                targets, vectors = targets.filter(pa.array(ok)), vectors[ok]
+            ids = np.arange(count, count + len(targets), dtype=np.int64)
+            writer.write(targets.add_column(0, "id", pa.array(ids)).append_column("vector", vector_array(vectors)))
+            units.append(vindex.unit_rows(vectors)[0])
+            count += len(targets)
         for reason, n in stats.lost_targets.items():
-            first = corpus.targets.column("instance_id")[int(np.flatnonzero(~ok)[0])].as_py()
-            skipped.add(reason, first, n)
-        if not ok.all():
-            kept, vectors = corpus.targets.filter(pa.array(ok)), vectors[ok]
-        else:
-            kept = corpus.targets
-        if not len(kept):
+            skipped.add(reason, first_lost[reason], n)
+        if not count:
             raise LexprobeError(f"{corpus_spec}: no target could be embedded ({skipped.summary()})")
-        ids = np.arange(len(kept), dtype=np.int64)
-        table = kept.add_column(0, "id", pa.array(ids)).append_column("vector", vector_array(vectors))
-        with StoreWriter(home, name, kind=KIND, dim=encoder.dim, schema=token_schema(encoder.dim),
-                         shard_rows=shard_rows) as writer:
-            writer.write(table)
-            with pa.OSFile(writer.side_file("sentences", SENTENCES_FILE), "wb") as sink, \
-                    pa.ipc.new_file(sink, SENTENCE_SCHEMA) as ipc:
-                ipc.write_table(corpus.sentences.cast(SENTENCE_SCHEMA))
-            with bar(total=1, desc="faiss", unit="index") as b:
-                unit, _ = vindex.unit_rows(vectors)
-                vindex.save(vindex.build(unit, ids, params, seed=seed), writer.side_file("faiss", FAISS_FILE))
-                b.update()
-            meta = {"corpus": corpus_spec, "corpus_name": corpus.name, **encoder.settings(),
-                    "targets": len(kept), "sentences": corpus.sentences.num_rows,
-                    "max_sentences": max_sentences, "skipped": skipped.as_dict(), "encode": stats.as_dict(),
-                    "index": params.as_dict(), "seed": seed}
-            writer.commit(source=corpus_spec, normalization="faiss: unit vectors, inner product; shards: raw vectors",
-                          meta=meta, history=[{"op": "build", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                                               "rows": len(kept)}])
-    return {"name": name, "corpus": corpus.name, "targets": len(kept), "sentences": corpus.sentences.num_rows,
-            "dim": encoder.dim, "layers": list(encoder.layers), "pooling": pooling, "skipped": skipped,
-            "encode": stats, "seconds": round(time.perf_counter() - t0, 2)}
+        with pa.OSFile(writer.side_file("sentences", SENTENCES_FILE), "wb") as sink, \
+                pa.ipc.new_file(sink, SENTENCE_SCHEMA) as ipc:
+            ipc.write_table(corpus.sentences.cast(SENTENCE_SCHEMA))
+        with bar(total=1, desc="faiss", unit="index") as b:
+            index = vindex.build(np.concatenate(units), np.arange(count, dtype=np.int64), params, seed=seed)
+            vindex.save(index, writer.side_file("faiss", FAISS_FILE))
+            b.update()
+        meta = {"corpus": corpus_spec, "corpus_name": corpus.name, **settings, "targets": count,
+                "sentences": corpus.sentences.num_rows, "max_sentences": max_sentences,
+                "skipped": skipped.as_dict(), "encode": stats.as_dict(), "index": params.as_dict(), "seed": seed,
+                **(meta or {})}
+        writer.commit(source=corpus_spec, normalization="faiss: unit vectors, inner product; shards: raw vectors",
+                      meta=meta, history=[{"op": "build", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                           "rows": count}])
+    return {"name": name, "corpus": corpus.name, "targets": count, "sentences": corpus.sentences.num_rows,
+            "dim": dim, "layers": list(settings["layers"]), "pooling": settings["pooling"], "skipped": skipped,
+            "encode": stats}
+
 
 class TokenIndex(vindex.SearchableView):
     """An open token index: the verified store, its FAISS index, its sentences and settings."""
@@ -179,6 +204,114 @@ class TokenIndex(vindex.SearchableView):
         if not hasattr(self, "_encoder"):
             self._encoder = self.encoder()
         return _encoded(self._encoder, sentences, spans)
+
+    def __repr__(self) -> str:
+        return f"<TokenIndex {self.name}: {self.store.count} tokens x {self.dim}, model {self.settings.get('model')}>"
+
+    def query(self, sentence: str | Sequence[str], target: str, k: int = 10, *, same_lemma: bool = True,
+              lemma: str | None = None, occurrence: int = 1, definitions: bool = False) -> pa.Table:
+        """Query by example: embed ``target`` in ``sentence`` as this index's tokens were embedded, and rank the
+        index's instances by cosine. Returns one row per hit: ``rank``, ``score``, ``sense``, (``definition``,)
+        ``lemma``, ``pos``, ``sentence`` (the hit's sentence, its target marked ``[[...]]``) and ``instance_id``.
+
+        ``sentence``: a string (words separated by spaces) or its words; ``target``: one or more words of it
+        (case-insensitive; ``occurrence`` picks among repeats). With ``same_lemma`` only the instances of the
+        target's lemma are ranked: ``lemma``, else the lowercased target words joined by ``_`` when the index has
+        that lemma, else its WordNet base form the index has most instances of; when the index has none of them,
+        every instance is ranked and the table's metadata ``note`` says so. ``definitions`` adds each hit's
+        WordNet gloss (empty for labels WordNet cannot resolve, counted in the note). The metadata ``query``
+        holds the query sentence with its target marked.
+
+        >>> import json, pathlib, tempfile, lexprobe
+        >>> from lexprobe.kinds.tokens import build_token_index
+        >>> home = pathlib.Path(tempfile.mkdtemp()); corpus = home / "bank.jsonl"
+        >>> _ = corpus.write_text("\\n".join(json.dumps({"text": t, "targets": [{"position": p, "sense": s}]})
+        ...     for t, p, s in [("we sat on the river bank", 5, "slope"), ("the bank lent us money", 1, "money"),
+        ...                     ("she rowed to the bank of the lake", 4, "slope")]))
+        >>> _ = build_token_index(home, "bank", "minilm", f"jsonl:{corpus}")
+        >>> index = lexprobe.open_index("bank", home)
+        >>> index
+        <TokenIndex bank: 3 tokens x 384, model minilm>
+        >>> index.query("they fished from the bank of the stream", "bank", k=2).column("sense").to_pylist()
+        ['slope', 'slope']
+        """
+        from ..core.vector_index import unit_rows
+
+        if k < 1:
+            raise LexprobeError("-k must be at least 1")
+        words = sentence.split() if isinstance(sentence, str) else list(sentence)
+        position, length = find_target(words, target, occurrence)
+        notes, restrict = [], None
+        if same_lemma:
+            lemmas = self.table.column("lemma").to_numpy(zero_copy_only=False)
+            wanted = lemma or self.target_lemma(target)
+            restrict = np.flatnonzero(lemmas == wanted) if wanted else np.zeros(0, np.int64)
+            if not len(restrict):
+                if lemma:
+                    raise LexprobeError(f"index {self.name!r} has no instance of lemma {lemma!r}")
+                notes.append(f"index {self.name!r} has no instance of lemma {target!r} (nor of its WordNet base "
+                             f"forms); ranking all {self.store.count} instances")
+                restrict = None
+        query, _ = unit_rows(self.encode([words], [[(position, length)]]))
+        scores, ids = self.vectors.search(query, k, restrict=restrict)
+        found = ids[0] >= 0
+        hits = self.table.take(ids[0][found])
+        texts = self.words_of(hits.column("sentence_id").to_pylist())
+        columns = {"rank": pa.array(np.arange(1, found.sum() + 1, dtype=np.int64)),
+                   "score": pa.array(scores[0][found].astype(np.float64)), "sense": hits.column("sense")}
+        if definitions:
+            from ..sources.wordnet import definition, load_wordnet
+
+            wordnet = load_wordnet(self.store.path.parent)
+            glosses = [definition(wordnet, key) for key in hits.column("sense").to_pylist()]
+            if any(g is None for g in glosses):
+                notes.append(f"WordNet cannot resolve {sum(g is None for g in glosses)} of the {len(glosses)} sense "
+                             "labels; their definition is empty")
+            columns["definition"] = pa.array([g or "" for g in glosses], pa.string())
+        columns.update({"lemma": hits.column("lemma"), "pos": hits.column("pos"),
+                        "sentence": pa.array([mark(w, p, n) for w, p, n in zip(
+                            texts, hits.column("position").to_pylist(), hits.column("length").to_pylist())],
+                            pa.string()),
+                        "instance_id": hits.column("instance_id")})
+        return pa.table(columns).replace_schema_metadata(
+            {"query": mark(words, position, length), "note": "\n".join(notes)})
+
+    def target_lemma(self, target: str) -> str | None:
+        """The index lemma of a target: the lowercased words joined by ``_`` when the index has that lemma, else
+        the WordNet base form (any part of speech) the index has most instances of; None when neither exists."""
+        plain = "_".join(target.lower().split())
+        known, counts = np.unique(self.table.column("lemma").to_numpy(zero_copy_only=False), return_counts=True)
+        count = dict(zip(known.tolist(), counts.tolist()))
+        if plain in count:
+            return plain
+        from ..sources.wordnet import base_forms, load_wordnet
+
+        try:
+            wordnet = load_wordnet(self.store.path.parent)
+        except LexprobeError:  # no WordNet here: no base forms
+            return None
+        forms = [f for f in base_forms(wordnet, plain) if f in count]
+        return max(forms, key=lambda f: (count[f], f)) if forms else None
+
+
+def mark(words: Sequence[str], position: int, length: int) -> str:
+    """The sentence with the target words wrapped in ``[[...]]``."""
+    words = list(words)
+    return " ".join(words[:position] + ["[[" + " ".join(words[position:position + length]) + "]]"]
+                    + words[position + length:])
+
+
+def find_target(words: Sequence[str], target: str, occurrence: int = 1) -> tuple[int, int]:
+    """(position, length) of the ``occurrence``-th match of the target words (case-insensitive) in ``words``."""
+    want = [w.lower() for w in target.split()]
+    if not want:
+        raise LexprobeError("--target is empty")
+    lowered = [w.lower() for w in words]
+    hits = [i for i in range(len(words) - len(want) + 1) if lowered[i:i + len(want)] == want]
+    if len(hits) < occurrence:
+        raise LexprobeError(f"target {target!r} does not occur {'at all' if not hits else f'{occurrence} times'} "
+                            f"among the words of the sentence {' '.join(words)!r}")
+    return hits[occurrence - 1], len(want)
 
 
 def encode_sentences(model: str | TokenEncoder, sentences: Sequence[Sequence[str]],

@@ -87,6 +87,15 @@ class EncodeStats:
     def tokens_per_s(self) -> float:
         return self.subword_tokens / self.seconds if self.seconds else 0.0
 
+    def add(self, other: "EncodeStats") -> None:
+        """Count in the work of another call (blocks of one corpus encoded apart, e.g. by Ray workers);
+        ``seconds`` sums the calls' own times."""
+        for name in ("sentences", "subword_tokens", "padded_tokens", "batches", "split_sentences", "windows",
+                     "seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for reason, n in other.lost_targets.items():
+            self.lost_targets[reason] = self.lost_targets.get(reason, 0) + n
+
     def as_dict(self) -> dict:
         return {"sentences": self.sentences, "subword_tokens": self.subword_tokens,
                 "padded_tokens": self.padded_tokens, "batches": self.batches,

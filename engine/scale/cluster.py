@@ -1,0 +1,57 @@
+"""Connecting to Ray: an existing cluster (``--ray-address`` / ``RAY_ADDRESS``) or a local one, with the
+environment the workers need, and Ray's errors turned into one clear line."""
+
+from __future__ import annotations
+
+import os
+
+from ..core.errors import LexprobeError
+
+# passed to every worker, wherever it runs: offline model loading and the same caches as the driver
+_ENV_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM", "HF_HOME", "LEXPROBE_HOME",
+             "LEXPROBE_DATA", "LEXPROBE_CACHE")
+
+
+def ray_module():
+    """The ``ray`` module, or a clear error naming the extra that installs it."""
+    try:
+        import ray
+    except ImportError:
+        raise LexprobeError("--engine ray needs Ray: pip install 'lexprobe[ray]'") from None
+    return ray
+
+
+def connect(address: str | None = None):
+    """Join the Ray cluster at ``address`` (``auto``, ``ray://host:10001``, ``host:6379``; default
+    ``RAY_ADDRESS``, else a new local cluster), unless this process is connected already. Returns ``ray``."""
+    ray = ray_module()
+    if ray.is_initialized():
+        return ray
+    env = {k: os.environ[k] for k in _ENV_VARS if k in os.environ}
+    try:
+        ray.init(address=address or None, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": env} if env else None)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+        raise LexprobeError(f"cannot connect to Ray at {where} ({_first_line(exc)})") from None
+    return ray
+
+
+def get(refs):
+    """``ray.get`` with a worker's error raised as itself when it is a lexprobe error (one line), else as a
+    :class:`LexprobeError` naming the failure."""
+    ray = ray_module()
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+        if isinstance(cause, LexprobeError):
+            raise type(cause)(str(cause)) from None
+        raise LexprobeError(f"a Ray worker failed: {_first_line(cause)}") from None
+    except ray.exceptions.RayActorError as exc:
+        raise LexprobeError(f"a Ray actor died and could not be restarted: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [l for l in str(exc).strip().splitlines() if l.strip()]
+    return lines[-1].strip() if lines else type(exc).__name__
