@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lexprobe.analyses.analogy import answer_questions, honest_shares, run_relations
-from lexprobe.kinds.offsets import usable_relations
+from lexprobe.sources.datasets.analogy_sets import usable_relations
 from lexprobe.kinds.words import WordIndex
 
 
@@ -48,7 +48,7 @@ def test_same_answers_as_gensim(glove, bats, kv, method):
 
 
 def test_restricted_vocabulary_matches_gensim(glove, bats, kv):
-    rows = _sample(run_relations(glove, [bats["I03"]], restrict=10000).table, 20, seed=1)
+    rows = _sample(run_relations(glove, [bats["I03"]], restrict_vocab=10000).table, 20, seed=1)
     for row in rows:
         (word, _), = kv.most_similar(positive=[row["a_star"], row["b"]], negative=[row["a"]], topn=1,
                                      restrict_vocab=10000)
@@ -58,14 +58,14 @@ def test_restricted_vocabulary_matches_gensim(glove, bats, kv):
 @pytest.mark.parametrize("method, honest", [("add", False), ("add", True), ("mul", False), ("pairdir", True)])
 def test_pruned_kernel_equals_full_scan_and_generic_path(glove, bats, method, honest):
     rels = [bats["E02"]]
-    fast = run_relations(glove, rels, method=method, k=3, honest=honest, restrict=30000).table
-    full = run_relations(glove, rels, method=method, k=3, honest=honest, restrict=30000, prune=False).table
+    fast = run_relations(glove, rels, method=method, k=3, honest=honest, restrict_vocab=30000).table
+    full = run_relations(glove, rels, method=method, k=3, honest=honest, restrict_vocab=30000, prune=False).table
     for col in ("prediction", "rank", "top_k"):
         assert fast.column(col).to_pylist() == full.column(col).to_pylist()
     np.testing.assert_allclose(fast.column("score").to_numpy(), full.column("score").to_numpy(), rtol=1e-5)
     ids = lambda c: glove.ids(fast.column(c).to_pylist())
     D, I = answer_questions(glove, ids("a"), ids("a_star"), ids("b"), method=method, k=3, honest=honest,
-                            restrict=30000)
+                            restrict_vocab=30000)
     got = [[glove.words[j] for j in row] for row in I]
     assert np.mean([g == t for g, t in zip(got, fast.column("top_k").to_pylist())]) > 0.99  # float ties aside
     np.testing.assert_allclose(D[:, 0], fast.column("score").to_numpy(), rtol=1e-4, atol=1e-5)
@@ -97,7 +97,7 @@ def test_add_ranks_by_brute_force_over_the_whole_vocabulary(glove, bats):
 
 
 def test_pairdir_and_rank_by_brute_force(glove, bats):
-    table = run_relations(glove, [bats["I05"]], method="pairdir", restrict=20000).table
+    table = run_relations(glove, [bats["I05"]], method="pairdir", restrict_vocab=20000).table
     U = glove.unit[:20000]
     rows = table.to_pylist()
     assert all(r["rank"] == -1 for r in rows if glove.word_to_id[r["gold"]] >= 20000)  # gold outside the candidates

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lexprobe.analyses.decomposition import DELTA, REFERENCE, TERMS, decompose, decompose_relations, plot_means, relation_means
-from lexprobe.kinds.offsets import usable_relations
+from lexprobe.analyses.decomposition import DELTA, REFERENCE, TERMS, decompose, decompose_relations, relation_means
 from lexprobe.kinds.words import WordIndex
+from lexprobe.runs.analogies import plot_decomposition
+from lexprobe.sources.datasets.analogy_sets import usable_relations
 
 
 def test_hand_computed_example():
@@ -49,5 +50,5 @@ def test_terms_sum_to_score_on_every_tuple(glove_home, shared_data, normalize, t
     # the paper's Figure 1 (word2vec): offset terms positive, within-pair terms larger on average
     assert all(m["offset"] > 0 for m in means)
     assert np.mean([m["within"] for m in means]) > 1.5 * np.mean([m["offset"] for m in means])
-    paths = plot_means(means, tmp_path, normalized=normalize)
+    paths = plot_decomposition(means, tmp_path, normalized=normalize)
     assert all(p.stat().st_size > 1000 for p in paths)

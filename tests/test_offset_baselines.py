@@ -8,8 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lexprobe.core.errors import LexprobeError
-from lexprobe.analyses.offset_baselines import KINDS, baseline_sets, possible_kinds, random_pool, run_table1, summarise
+from lexprobe.analyses.offset_baselines import KINDS, baseline_sets, possible_kinds, random_pool, summarise
 from lexprobe.analyses.offsets import PairSet
+from lexprobe.runs.analogies import run_table1
 
 OFFSETS = "glove-bats-offsets-t4"  # not the default name: other tests share the session's glove_home
 
@@ -104,7 +105,7 @@ def table1(glove_home, shared_data, tmp_path_factory, cli):
     out = tmp_path_factory.mktemp("offsets_run")
     args = ["--home", glove_home, "bench", "offsets", "--words", "glove", "--dataset",
             f"bats:{shared_data / 'BATS_3.0'}", "--offsets", OFFSETS, "--shuffles", "20", "--replicates", "2",
-            "--seed", "4", "--out", out / "run", "--record", out / "bench.md", "--loop-sample", "1"]
+            "--seed", "4", "--out", out / "run", "--compare", "--record", out / "bench.md", "--loop-sample", "1"]
     r = cli(*args)
     assert r.code == 0, r
     return out, [str(a) for a in args]

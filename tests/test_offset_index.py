@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from lexprobe.core.errors import LexprobeError
-from lexprobe.kinds.offsets import OffsetIndex, append_offsets, build_offset_index, offset_table, read_dataset
+from lexprobe.kinds.offsets import OffsetIndex, append_offsets, build_offset_index, offset_table
 from lexprobe.kinds.words import WordIndex
+from lexprobe.sources.datasets.analogy_sets import read_dataset
 
 
 @pytest.fixture(scope="module")

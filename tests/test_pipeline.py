@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from lexprobe.runs import main_job as pipeline
+from lexprobe.runs.analogies import three_cos_add
 from lexprobe.sources.datasets.google import read_questions
 from lexprobe.core.errors import LexprobeError
 from lexprobe.runs.report import Image, Section, Table
@@ -33,8 +34,6 @@ def test_skips_failures_and_timings(tmp_path):
     stages = [
         pipeline.Stage("ok", "OK stage", "analogies", _ok_stage),
         pipeline.Stage("needs-data", "Needs BATS", "analogies", _ok_stage, datasets=("bats",)),
-        pipeline.Stage("future", "Future stage", "senses", "lexprobe.not_written_yet:report_stage"),
-        pipeline.Stage("no-fn", "Module without stage", "senses", "lexprobe.core.formatting:report_stage"),
         pipeline.Stage("no-package", "Needs a package", "rare-words", _ok_stage, packages=("no_such_pkg_xyz",)),
         pipeline.Stage("broken", "Broken stage", "rare-words", _broken_stage),
     ]
@@ -44,9 +43,7 @@ def test_skips_failures_and_timings(tmp_path):
     status = {s.key: (s.status, s.note) for s in report.sections}
     assert status["ok"] == ("done", "")
     assert status["needs-data"][0] == "skipped" and "lexprobe data fetch bats" in status["needs-data"][1]
-    assert status["future"] == ("skipped", "not available yet: lexprobe.not_written_yet is not part of this version")
-    assert status["no-fn"] == ("skipped", "not available yet: lexprobe.core.formatting has no report_stage()")
-    assert status["no-package"][0] == "skipped" and "no_such_pkg_xyz" in status["no-package"][1]
+    assert status["no-package"] == ("skipped", "needs the package(s) no_such_pkg_xyz (pip install 'lexprobe[all]')")
     assert status["broken"] == ("failed", "ValueError: boom")
     assert report.sections[0].images[0].path == "ok/plot.png" and (tmp_path / "run" / "ok" / "plot.png").exists()
     assert report.sections[0].tables[0].rows == [{"seed": 7}]
@@ -144,7 +141,7 @@ def test_three_cos_add_equals_brute_force_on_real_questions(glove_home, shared_d
     rng = np.random.default_rng(0)
     sample = [(q.a, q.a_star, q.b, q.b_star) for q in (questions[i] for i in rng.choice(len(questions), 150, replace=False))]
     ids = index.ids([w for q in sample for w in q]).reshape(-1, 4)
-    answer, honest = pipeline.three_cos_add(index, ids[:, :3])
+    answer, honest = three_cos_add(index, ids[:, :3])
     unit = index.unit
     scores = (unit[ids[:, 2]] - unit[ids[:, 0]] + unit[ids[:, 1]]) @ unit.T
     assert np.array_equal(honest, scores.argmax(axis=1))

@@ -21,8 +21,8 @@ relation) go through the words FAISS index for ``add`` (:meth:`lexprobe.core.vec
 per-query exclusion) and through blocked element-wise scans for the others (:func:`answer_questions`).
 
 The usual test excludes a, a* and b from the answers; the honest test (``honest=True``) excludes nothing.
-``restrict`` limits the candidates to the N most frequent words (row ids < N), like gensim's
-``restrict_vocab``; inputs may lie outside it.
+``restrict_vocab`` limits the candidates to the N most frequent words (row ids < N), as gensim's argument of
+that name does; inputs may lie outside it.
 """
 
 from __future__ import annotations
@@ -111,14 +111,14 @@ def _above(bound: np.ndarray, kc: int) -> tuple[np.ndarray, float]:
 
 def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np.ndarray, method: str, k: int = 1,
                    honest: bool = False, eps: float = DEFAULT_EPS, gram: np.ndarray,
-                   prune: bool = True, ranks_wanted: bool = True) -> tuple[np.ndarray, np.ndarray, Answers]:
+                   prune: bool = True, ranks: bool = True) -> tuple[np.ndarray, np.ndarray, Answers]:
     """All questions of one relation from ``P`` (2n x V cosines: rows 0..n-1 the start words, n..2n-1 the end
     words, columns the candidate vocabulary, row ids 0..V-1).
 
     ``word_ids`` (2n,) are the rows' word ids; ``gold[j]`` the word ids accepted for pair j (its answers);
     ``gram`` the (2n, 2n) cosines among the rows. Returns the question index arrays ``(i, j)`` (a:a* = pair i,
     b = start of pair j) in row-major order and their :class:`Answers`. ``prune=False`` scans the whole
-    vocabulary for every question (the reference the pruned path is tested against); ``ranks_wanted=False``
+    vocabulary for every question (the reference the pruned path is tested against); ``ranks=False``
     leaves the gold ranks at -1 (answers only).
     """
     V = P.shape[1]
@@ -127,7 +127,7 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
     ii, jj = np.nonzero(~np.eye(n, dtype=bool))
     out_ids = np.full((len(ii), k), -1, dtype=np.int64)
     out_scores = np.full((len(ii), k), -np.inf, dtype=np.float32)
-    ranks = np.full(len(ii), -1, dtype=np.int64)
+    gold_ranks = np.full(len(ii), -1, dtype=np.int64)
     M = S.max(axis=0) if method != "pairdir" else None
     kc = min(V - 1, max(_CANDIDATES, 4 * k + 8))
     pruned = prune and method != "pairdir" and kc >= k + 3
@@ -172,8 +172,8 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
             ok = vals[:, -1] >= thr
             out_ids[rows[ok]], out_scores[rows[ok]] = cand[top[ok]], vals[ok]
             todo, floor = np.flatnonzero(~ok), vals[~ok, -1].min(initial=np.inf)
-            sure = np.flatnonzero(ranks_wanted & np.isfinite(g_best) & (g_best >= thr))
-            ranks[rows[sure]] = 1 + (R[sure] > g_best[sure, None]).sum(axis=1)
+            sure = np.flatnonzero(ranks & np.isfinite(g_best) & (g_best >= thr))
+            gold_ranks[rows[sure]] = 1 + (R[sure] > g_best[sure, None]).sum(axis=1)
             count = np.flatnonzero(np.isfinite(g_best) & (g_best < thr))
         else:
             todo, floor, count = everything, -np.inf, np.flatnonzero(np.isfinite(g_best))
@@ -182,18 +182,18 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
             R = _masked(outer(cols, todo), cols, excl[todo])
             top, vals = _topk(R, k)
             out_ids[rows[todo], : top.shape[1]], out_scores[rows[todo], : top.shape[1]] = cols[top], vals
-        if ranks_wanted and len(count):  # only words whose bound beats the gold score can rank above it
+        if ranks and len(count):  # only words whose bound beats the gold score can rank above it
             cols = _columns(bound, g_best[count].min(), V)  # a word with bound == gold's score cannot beat it
             if len(cols) == V:
-                ranks[rows[count]] = 1 + count_above(count, g_best[count])
+                gold_ranks[rows[count]] = 1 + count_above(count, g_best[count])
             else:
                 R = _masked(outer(cols, count), cols, excl[count])
-                ranks[rows[count]] = 1 + (R > g_best[count, None]).sum(axis=1)
+                gold_ranks[rows[count]] = 1 + (R > g_best[count, None]).sum(axis=1)
     out_ids[~np.isfinite(out_scores)] = -1
     if method == "add":  # report cosines: divide by ||b - a + a*||, from the Gram matrix of unit vectors
         qn = np.sqrt(np.maximum(3.0 + 2.0 * (gram[n + ii, jj] - gram[n + ii, ii] - gram[ii, jj]), 1e-12))
         out_scores = (out_scores / qn[:, None]).astype(np.float32)
-    return ii, jj, Answers(out_ids, out_scores, ranks)
+    return ii, jj, Answers(out_ids, out_scores, gold_ranks)
 
 
 def _columns(bound: np.ndarray | None, floor: float, V: int) -> np.ndarray:
@@ -233,21 +233,21 @@ class RelationRun:
 
 
 def run_relations(words: WordIndex, relations: list[Relation], *, method: str = "add", k: int = 1,
-                  honest: bool = False, restrict: int | None = None, eps: float = DEFAULT_EPS,
+                  honest: bool = False, restrict_vocab: int | None = None, eps: float = DEFAULT_EPS,
                   prune: bool = True, ranks: bool = True) -> RelationRun:
     """Answer every tuple a:a*::b:b* of every relation (pairs already filtered to the vocabulary).
 
     One row per question: relation, category, a, a_star, b, gold (b*'s first answer), answers (all accepted),
     prediction, score, rank (of the best accepted answer among the candidates; -1 when none can be returned:
-    excluded or outside ``restrict``), correct, and whether the prediction is a, a* or b; ``top_k`` when k > 1.
+    excluded or outside ``restrict_vocab``), correct, and whether the prediction is a, a* or b; ``top_k`` when k > 1.
     A relation with fewer than two pairs is skipped and reported. ``ranks=False`` skips the gold ranks (-1).
     """
     check_method(method)
     if k < 1:
         raise LexprobeError(f"-k must be at least 1, not {k}")
-    V = len(words.raw) if restrict is None else min(int(restrict), len(words.raw))
+    V = len(words.raw) if restrict_vocab is None else min(int(restrict_vocab), len(words.raw))
     if V < 1:
-        raise LexprobeError(f"--restrict-vocab must be at least 1, not {restrict}")
+        raise LexprobeError(f"--restrict-vocab must be at least 1, not {restrict_vocab}")
     unit = words.unit
     vocab = unit[:V]
 
@@ -258,7 +258,7 @@ def run_relations(words: WordIndex, relations: list[Relation], *, method: str = 
         gram = W @ W.T
         gold = [words.ids(answers).tolist() for _, answers in rel.pairs]
         ii, jj, ans = solve_relation(W @ vocab.T, n, gold=gold, word_ids=word_ids, method=method, k=k,
-                                     honest=honest, eps=eps, gram=gram, prune=prune, ranks_wanted=ranks)
+                                     honest=honest, eps=eps, gram=gram, prune=prune, ranks=ranks)
         return _question_rows(words, rel, word_ids, gold, ii, jj, ans, k)
 
     skipped = [{"relation": r.name, "pairs": len(r.pairs), "reason": "fewer than two usable pairs"}
@@ -322,7 +322,7 @@ def honest_shares(table: pa.Table) -> dict:
 
 
 def answer_questions(words: WordIndex, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *, method: str = "add",
-                     k: int = 1, honest: bool = False, restrict: int | None = None,
+                     k: int = 1, honest: bool = False, restrict_vocab: int | None = None,
                      eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
     """Top-k answers ``(D, I)`` to arbitrary questions a:a*::b:? given as word-id arrays.
 
@@ -336,9 +336,9 @@ def answer_questions(words: WordIndex, a: np.ndarray, a_star: np.ndarray, b: np.
     if method == "add":
         q = words.unit_of(b) - words.unit_of(a) + words.unit_of(a_star)
         q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-        return words.vectors.search(q, k, exclude=exclude, restrict=restrict)
+        return words.vectors.search(q, k, exclude=exclude, restrict=restrict_vocab)
     unit = words.unit
-    V = len(unit) if restrict is None else min(int(restrict), len(unit))
+    V = len(unit) if restrict_vocab is None else min(int(restrict_vocab), len(unit))
     D = np.full((len(a), k), -np.inf, dtype=np.float32)
     I = np.full((len(a), k), -1, dtype=np.int64)
     for start in range(0, len(a), _CHUNK):

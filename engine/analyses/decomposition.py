@@ -19,12 +19,9 @@ with ``normalize=True``; one row per tuple (all ordered pairs of a relation's pa
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
 
-from ..runs import plots
 from ..sources.datasets.bats import Relation
 from ..core.vector_index import unit_rows
 from ..kinds.words import WordIndex
@@ -85,7 +82,8 @@ def decompose_relations(words: WordIndex, relations: list[Relation], *, normaliz
 
 
 def relation_means(table: pa.Table) -> list[dict]:
-    """Mean of every term per relation (the bars of Figures 1, 2 and 8), relations in table order."""
+    """Mean of every term per relation (the bars of Figures 1, 2 and 8, drawn by the run layer), relations in
+    table order."""
     rel = np.asarray(table.column("relation").to_pylist(), dtype=object)
     cat = table.column("category").to_pylist()
     names = ("score",) + TERMS + REFERENCE + ("delta_sim",) + DELTA
@@ -96,24 +94,3 @@ def relation_means(table: pa.Table) -> list[dict]:
         rows.append({"relation": name, "category": cat[int(np.argmax(m))], "tuples": int(m.sum()),
                      **{c: float(cols[c][m].mean()) for c in names}})
     return rows
-
-
-def plot_means(rows: list[dict], out_dir: str | Path, *, normalized: bool) -> list[Path]:
-    """Horizontal bar charts per relation: Figure 1 (score terms), Figure 8 (reference), Figure 2 (Delta_sim)."""
-    labels = [r["relation"] for r in rows]
-    kind = "unit vectors" if normalized else "raw vectors"
-    series = lambda cols, names: {nm: [r[c] for r in rows] for c, nm in zip(cols, names)}
-    out_dir = Path(out_dir)
-    return [
-        plots.bar_chart(out_dir / "decomposition_score.png", labels,
-                        series(TERMS, ("within-pair b.b*", "offset o_a.o_b", "start-offset o_a.b")),
-                        title=f"3CosAdd score terms, mean per relation ({kind})", ylabel="mean term",
-                        horizontal=True),
-        plots.bar_chart(out_dir / "decomposition_reference.png", labels,
-                        series(REFERENCE, ("within-pair b.(b+o_a)", "offset o_a.o_a", "start-offset o_a.b")),
-                        title=f"reference decomposition, b* = b + o_a ({kind})", ylabel="mean term",
-                        horizontal=True),
-        plots.bar_chart(out_dir / "decomposition_delta_sim.png", labels,
-                        series(DELTA, ("norm term", "offset term", "b-o_b term")),
-                        title=f"Delta_sim terms, mean per relation ({kind})", ylabel="mean term", horizontal=True),
-    ]

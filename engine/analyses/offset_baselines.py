@@ -21,20 +21,18 @@ same sets whatever else is computed, and a relation's shuffles do not depend on 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from ..core.errors import LexprobeError
-from ..kinds.offsets import OffsetIndex, append_offsets, build_offset_index, offset_table, read_dataset
-from .offsets import (SHUFFLED, PairSet, constrained_permutations, ocs, offset_scores, pcs_from_units,
-                      relation_sets, rng_for, shuffles, store_shuffles, stored_shuffle_units)
-from ..runs.plots import histograms
 from ..core.progress import bar
-from ..runs.run_dir import RunDir
-from ..core.store import MANIFEST
+from ..kinds.offsets import OffsetIndex, offset_table
 from ..kinds.words import WordIndex
+from .offsets import (SHUFFLED, PairSet, constrained_permutations, ocs, offset_scores, pcs_from_units,
+                      relation_sets, rng_for, shuffles, stored_shuffle_units)
 
 KINDS = ("permuted", "mismatched-within", "mismatched-across", "random-start", "random-end", "random-both")
 
@@ -135,24 +133,12 @@ def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if len(values) else float("nan")
 
 
-def open_offsets(home, words: WordIndex, dataset: str, offsets_name: str) -> OffsetIndex:
-    """The offsets index ``offsets_name`` of ``dataset`` over ``words`` (this version of it), built if missing."""
-    if not (home / offsets_name / MANIFEST).exists():
-        build_offset_index(home, offsets_name, words.name, dataset)
-    index = OffsetIndex.open(home, offsets_name)
-    meta = index.store.meta
-    if meta.get("words_index") != words.name or meta.get("dataset") != dataset:
-        raise LexprobeError(f"{index.store.path}: offsets index {offsets_name!r} holds {meta.get('dataset')} over "
-                            f"{meta.get('words_index')!r}, not {dataset} over {words.name!r} (choose another --offsets)")
-    if meta.get("words_version") != words.store.manifest["version_id"]:
-        raise LexprobeError(f"{index.store.path}: offsets index {offsets_name!r} was built from an older version of "
-                            f"words index {words.name!r} (rebuild it with 'lexprobe index offsets' or remove it)")
-    return index
-
-
-def dataset_words(dataset: str) -> set[str]:
-    """Every word a dataset names: start words and all listed answers (kept out of the random pool)."""
-    return {w for rel in read_dataset(dataset, answers="any") for s, answers in rel.pairs for w in [s, *answers]}
+def scored_relations(true_rows) -> tuple[list[PairSet], list[str]]:
+    """The relations of an offsets index's true rows that Table 1 scores (3 pairs or more, zero offsets left
+    out), and the names of the others."""
+    relations = [r for r in relation_sets(true_rows) if len(r) >= 3]
+    skipped = sorted(set(true_rows.relation.tolist()) - {r.relation for r in relations})
+    return relations, skipped
 
 
 def score_set(vectors: np.ndarray, ps: PairSet, n_shuffles: int, rng: np.random.Generator) -> tuple[float, float]:
@@ -174,24 +160,28 @@ def _set_rows_table(words, kind: str, replicate: int, seed: int, sets: Sequence[
                         offset=raw[ends] - raw[starts], kind=kind, replicate=replicate, seed=seed)
 
 
-def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuffles: int = 50,
-               replicates: int = 10, seed: int = 0, pool_size: int = 10_000, out=None) -> dict:
-    """Table 1 and Figure 5: OCS and PCS of every relation and of every random set, written to ``out``.
+@dataclass
+class Table1:
+    """Table 1 and Figure 5 computed: every scored set, the two tables, and the random sets to store."""
 
-    Real relations are scored from the offsets index: their true offsets, and their shuffled offsets, which
-    are appended to the index (kind ``shuffled``) when it does not hold them for this seed. The random sets are
-    appended too (their kind, replicate and seed), each scored against its own ``n_shuffles`` shuffles.
-    Returns the summary (also ``summary.json``) with the tables as lists of rows.
+    results: list[dict]                   # one row per scored set: a real relation, or a random set's replicate
+    by_category: list[dict]               # Table 1: by broad category and overall (:func:`summarise`)
+    by_relation: list[dict]               # per relation: BATS beside every random set, mean over replicates
+    similarities: dict[str, np.ndarray]   # broad category -> sim(O) of its true offsets (Figure 5)
+    kinds: list[str]                      # the random-set kinds built (:func:`possible_kinds`)
+    new_sets: pa.Table | None             # offsets-index rows of the random sets the index does not hold yet
+
+
+def table1(words: WordIndex, index: OffsetIndex, relations: Sequence[PairSet], pool: np.ndarray, *,
+           n_shuffles: int = 50, replicates: int = 10, seed: int = 0) -> Table1:
+    """OCS and PCS of every relation and of every random set; reads the offsets index, writes nothing.
+
+    Real relations are scored from the index: their true offsets against their ``n_shuffles`` stored shuffles
+    for ``seed`` (append the missing ones first: :func:`~lexprobe.analyses.offsets.missing_shuffles`). Each
+    random set is scored against its own ``n_shuffles`` shuffles; the sets of a (kind, replicate, seed) the
+    index does not hold yet come back as rows to append.
     """
-    words = WordIndex.open(home, words_name)
-    index = open_offsets(home, words, dataset, offsets_name)
     true_rows = index.select(kind="true")
-    relations = [r for r in relation_sets(true_rows) if len(r) >= 3]
-    skipped = sorted(set(true_rows.relation.tolist()) - {r.relation for r in relations})
-    if not relations:
-        raise LexprobeError(f"{dataset}: no relation has 3 or more pairs in words index {words_name!r}")
-    appended = store_shuffles(home, offsets_name, words, relations, n_shuffles, seed)
-    index = open_offsets(home, words, dataset, offsets_name)
     stored = index.select(kind=SHUFFLED)
     raw = words.raw
     kinds = possible_kinds(relations)
@@ -206,7 +196,6 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
         results.append({"set": "bats", "replicate": -1, "relation": rel.relation, "category": rel.category,
                         "partner": "", "n_pairs": len(rel), "ocs": float(ocs(true_unit)), "pcs": pcs})
         progress.update()
-    pool = random_pool(words.words, dataset_words(dataset), pool_size)
     earlier = index.select(kind=list(KINDS))
     kinds_stored = set(zip(earlier.kind.tolist(), earlier.seed.tolist(), earlier.replicate.tolist()))
     to_store = []
@@ -221,24 +210,9 @@ def run_table1(home, words_name: str, dataset: str, *, offsets_name: str, n_shuf
             if (kind, seed, rep) not in kinds_stored:
                 to_store.append(_set_rows_table(words, kind, rep, seed, sets))
     progress.close()
-    if to_store:
-        appended += append_offsets(home, offsets_name, pa.concat_tables(to_store))["appended"]
     by_category, by_relation = summarise(results, [r.relation for r in relations])
-    summary = {"words": words_name, "dataset": dataset, "offsets_index": offsets_name, "shuffles": n_shuffles,
-               "replicates": replicates, "seed": seed, "pool_size": int(len(pool)), "relations": len(relations),
-               "skipped_relations": skipped, "skipped_kinds": [k for k in KINDS if k not in kinds],
-               "rows_appended": appended, "table1": by_category}
-    if out is not None:
-        run = RunDir(out)
-        run.write_table("table1", by_category)
-        run.write_table("table1_relations", by_relation)
-        run.write_table("sets", results, markdown=False)
-        histograms(run.file("figure5_offset_similarities.png"),
-                   {cat: np.concatenate(v) for cat, v in similarities.items()}, bins=60,
-                   title=f"Pairwise similarities of true offsets ({words_name})", xlabel="o_i . o_j")
-        run.write_json("summary.json", summary)
-    summary["table1_relations"] = by_relation
-    return summary
+    return Table1(results, by_category, by_relation, {c: np.concatenate(v) for c, v in similarities.items()},
+                  kinds, pa.concat_tables(to_store) if to_store else None)
 
 
 def summarise(results: Sequence[dict], relation_order: Sequence[str]) -> tuple[list[dict], list[dict]]:

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from ..sources.datasets.word_lines import word_lines
 from ..core.errors import InputError, LexprobeError
-from ..kinds.offsets import OffsetIndex, append_offsets, offset_table
+from ..kinds.offsets import offset_table
 
 SHUFFLE_BATCH = 4096     # most permutations drawn per rejection-sampling round (the first draws 4 x count)
 REJECTION_DRAWS = 65536  # permutations drawn before the rest come from transposition chains
@@ -235,11 +235,11 @@ def shuffle_rng(seed: int, relation: str) -> np.random.Generator:
     return rng_for(seed, SHUFFLED, relation)
 
 
-def store_shuffles(home, offsets_name: str, words, relations: list[PairSet], n_shuffles: int, seed: int) -> int:
-    """Append to the offsets index the shuffled offsets (kind ``shuffled``, replicate = shuffle number, ``seed``)
-    of every relation that does not hold ``n_shuffles`` of them for this seed yet; returns rows appended."""
-    index = OffsetIndex.open(home, offsets_name)
-    stored = index.select(kind=SHUFFLED)
+def missing_shuffles(words, relations: list[PairSet], stored, n_shuffles: int, seed: int) -> pa.Table | None:
+    """Offsets-index rows (kind ``shuffled``, replicate = shuffle number, ``seed``) of the shuffles that
+    ``stored`` (the index's shuffled rows, :class:`~lexprobe.kinds.offsets.OffsetRows`) lacks: for every relation
+    that does not hold ``n_shuffles`` of them for this seed yet. None when nothing is missing; the run layer
+    appends them."""
     parts = []
     for rel in relations:
         have = np.unique(stored.replicate[(stored.relation == rel.relation) & (stored.seed == seed)])
@@ -255,11 +255,7 @@ def store_shuffles(home, offsets_name: str, words, relations: list[PairSet], n_s
                                   start=[words.words[i] for i in starts], end=[words.words[i] for i in ends],
                                   start_id=starts, end_id=ends, offset=raw[ends] - raw[starts], kind=SHUFFLED,
                                   replicate=np.repeat(missing, len(rel)), seed=seed))
-    if not parts:
-        return 0
-    table = pa.concat_tables(parts)
-    append_offsets(home, offsets_name, table)
-    return len(table)
+    return pa.concat_tables(parts) if parts else None
 
 
 def stored_shuffle_units(index, relation, n_pairs: int, n_shuffles: int, seed: int, stored=None) -> np.ndarray:

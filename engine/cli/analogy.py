@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import time
+from pathlib import Path
 
 import click
 import numpy as np
 
 from ..analyses.analogy import DEFAULT_EPS, METHODS
-from .root import Context, bench_group, format_option, index_group, paper_command, query_group
+from .root import Context, format_option, index_group, paper_command, query_group
 from ..sources.datasets.bats import ANSWER_POLICIES
 from ..core.formatting import render
+from .options import INDEX_NAME, replace_option
 
 DATASET_HELP = "bats:PATH (the BATS root, a category folder or one relation file) or google:PATH (questions-words.txt)."
 
@@ -22,12 +23,13 @@ def _default_offsets_name(words: str, dataset: str) -> str:
 @index_group.command("offsets")
 @click.option("--words", "words_index", required=True, help="The words index whose raw vectors give the offsets.")
 @click.option("--dataset", required=True, help=DATASET_HELP)
-@click.option("--name", help="Name of the offsets index (default: WORDS-<bats|google>-offsets).")
+@click.option("--name", type=INDEX_NAME, help="Name of the offsets index (default: WORDS-<bats|google>-offsets).")
+@replace_option
 @click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
               help="first: each pair's first listed answer (the paper); any: its first in-vocabulary answer.")
 @click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words (e.g. Google's names for GloVe).")
 @click.pass_obj
-def index_offsets(obj: Context, words_index, dataset, name, answers, lowercase) -> None:
+def index_offsets(obj: Context, words_index, dataset, name, replace, answers, lowercase) -> None:
     """Build an offsets index: one row per word pair (end - start, raw and unit), kind 'true'.
 
     Pairs whose start word or answer is not in the words index are dropped and reported per relation.
@@ -35,7 +37,8 @@ def index_offsets(obj: Context, words_index, dataset, name, answers, lowercase) 
     from ..kinds.offsets import build_offset_index
 
     name = name or _default_offsets_name(words_index, dataset)
-    s = build_offset_index(obj.home, name, words_index, dataset, answers=answers, lowercase=lowercase)
+    s = build_offset_index(obj.home, name, words_index, dataset, answers=answers, lowercase=lowercase,
+                           replace=replace)
     click.echo(f"built {s['name']}: {s['rows']} offsets in {s['relations']} relations ({s['pairs_dropped']} of "
                f"{s['pairs_read']} pairs dropped as out of vocabulary)")
     dropped = [row for row in s["coverage"] if row["dropped"]]
@@ -79,7 +82,7 @@ def analogy_cmd(obj: Context, name, words, questions, method, honest, k, restric
         ids.append(index.ids([a, a_star, b], source=where))
     ids = np.asarray(ids, dtype=np.int64)
     D, I = answer_questions(index, ids[:, 0], ids[:, 1], ids[:, 2], method=method, k=k, honest=honest,
-                            restrict=restrict_vocab, eps=eps)
+                            restrict_vocab=restrict_vocab, eps=eps)
     rows = []
     for (a, a_star, b, _), d, i in zip(items, D, I):
         rows += [{"a": a, "a_star": a_star, "b": b, "rank": r, "word": index.words[j], "score": float(s)}
@@ -103,14 +106,14 @@ def analogy_cmd(obj: Context, name, words, questions, method, honest, k, restric
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/analogy", show_default=True,
               help="Run folder for the Parquet tables, markdown, summary.json and PNG plots.")
 @click.option("--compare", type=click.Choice(["gensim"]),
-              help="Also time gensim's one-question loop against lexprobe (3CosAdd) and record it.")
+              help="Also time gensim's one-question loop against lexprobe (3CosAdd) and record it (--record).")
 @click.option("--sample", type=click.IntRange(min=1), default=2000, show_default=True,
               help="--compare: questions answered by gensim (and compared).")
 @click.option("--faiss-sample", type=click.IntRange(min=1), default=5000, show_default=True,
               help="--compare: questions answered by the batched FAISS search.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --compare samples.")
-@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/analogy.md", show_default=True,
-              help="--compare: markdown file the timing is appended to.")
+@click.option("--record", type=click.Path(dir_okay=False),
+              help="--compare: markdown file the timing is appended to (default: benchmark.md in --out).")
 @click.pass_obj
 def bench_analogy(obj: Context, words_index, dataset, method, answers, lowercase, restrict_vocab, eps, honest,
                   normalize, out_dir, compare, sample, faiss_sample, seed, record) -> None:
@@ -120,50 +123,27 @@ def bench_analogy(obj: Context, words_index, dataset, method, answers, lowercase
     coverage (the out-of-vocabulary report), honest.parquet + honest_shares, decomposition (per tuple) and
     decomposition_means (per relation) with their PNG bar charts, and summary.json.
     """
-    from ..analyses.analogy import accuracy_tables, honest_shares, run_relations
-    from ..analyses.decomposition import decompose_relations, plot_means, relation_means
-    from ..kinds.offsets import usable_relations
-    from ..runs.run_dir import RunDir
     from ..kinds.words import WordIndex
+    from ..runs.analogies import run_analogy
+    from ..sources.datasets.analogy_sets import usable_relations
 
     words = WordIndex.open(obj.home, words_index)
     relations, coverage = usable_relations(words, dataset, answers=answers, lowercase=lowercase)
-    run_dir = RunDir(out_dir)
-    run_dir.write_table("coverage", [c.as_row() for c in coverage])
-    t0 = time.perf_counter()
-    result = run_relations(words, relations, method=method, restrict=restrict_vocab, eps=eps)
-    analysis_seconds = time.perf_counter() - t0
-    run_dir.write_table("questions", result.table, markdown=False)
-    by_relation, by_category = accuracy_tables(result.table)
-    run_dir.write_table("accuracy_relation", by_relation)
-    run_dir.write_table("accuracy_category", by_category)
-    summary = {"words": words_index, "dataset": dataset, "method": method, "answers": answers,
-               "restrict_vocab": restrict_vocab, "eps": eps, "questions": len(result.table),
-               "accuracy": float(np.mean(result.table.column("correct").to_numpy(zero_copy_only=False))),
-               "pairs_dropped": sum(c.dropped for c in coverage), "skipped": result.skipped}
-    if honest:
-        h = run_relations(words, relations, method=method, restrict=restrict_vocab, eps=eps, honest=True, ranks=False)
-        run_dir.write_table("honest", h.table, markdown=False)
-        shares = honest_shares(h.table)
-        run_dir.write_table("honest_shares", [shares])
-        summary["honest"] = shares
-    decomposition = decompose_relations(words, relations, normalize=normalize)
-    run_dir.write_table("decomposition", decomposition, markdown=False)
-    means = relation_means(decomposition)
-    run_dir.write_table("decomposition_means", means)
-    plots = plot_means(means, run_dir.path, normalized=normalize)
-    summary["plots"] = [p.name for p in plots]
-    run_dir.write_json("summary.json", summary)
-    click.echo(render(by_category, "table", ["category", "questions", "accuracy", "mrr"]))
-    if honest:
-        click.echo("honest test shares: " + ", ".join(f"{k} {v:.1%}" for k, v in shares.items() if k != "questions"))
-    for s in result.skipped:
+    run = run_analogy(words, relations, coverage, out_dir, dataset=dataset, method=method, answers=answers,
+                      restrict_vocab=restrict_vocab, eps=eps, honest=honest, normalize=normalize)
+    click.echo(render(run.by_category, "table", ["category", "questions", "accuracy", "mrr"]))
+    if run.honest:
+        click.echo("honest test shares: " + ", ".join(f"{k} {v:.1%}" for k, v in run.honest.items()
+                                                      if k != "questions"))
+    for s in run.summary["skipped"]:
         click.echo(f"skipped {s['relation']}: {s['reason']} ({s['pairs']})")
-    click.echo(f"wrote {run_dir.path}")
+    click.echo(f"wrote {out_dir}")
     if compare:
         from ..perf.analogy import run_analogy_bench
 
+        record = record or str(Path(out_dir) / "benchmark.md")
         bench = run_analogy_bench(obj.home, words_index, relations, sample=sample, faiss_sample=faiss_sample,
-                                  restrict=restrict_vocab, seed=seed, record_path=record, dataset=dataset,
-                                  analysis_seconds=analysis_seconds if method == "add" else None)
-        click.echo(bench["markdown"])
+                                  restrict_vocab=restrict_vocab, seed=seed, record_path=record, dataset=dataset,
+                                  analysis_seconds=run.seconds if method == "add" else None)
+        click.echo(f"speed (--compare gensim): {bench['speedup']:.1f}x gensim's one-question loop, identical "
+                   f"answers {bench['agree']:.2%}; recorded in {record}")

@@ -1,4 +1,4 @@
-"""``query offsets`` (OCS and PCS of one relation or pair file) and ``bench offsets`` (Table 1, Figure 5)."""
+"""``query offsets`` (OCS and PCS of one relation or pair file) and ``run offsets`` (Table 1, Figure 5)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .root import Context, bench_group, format_option, paper_command, query_group
+from .root import Context, format_option, paper_command, query_group
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 from .analogy import DATASET_HELP, _default_offsets_name
@@ -31,9 +31,9 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
     similarities from the ones of --shuffles shuffled sets (end words re-assigned without true pairs or zero
     offsets). Rows: relation, n_pairs, ocs, pcs.
     """
-    from ..kinds.offsets import usable_relations
     from ..analyses.offsets import pair_file_ids, score_pairs
     from ..kinds.words import WordIndex
+    from ..sources.datasets.analogy_sets import usable_relations
 
     if bool(pairs_file) == bool(relation):
         raise LexprobeError("give either --relation (with --dataset) or --pairs")
@@ -71,22 +71,34 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--out", type=click.Path(file_okay=False), default="runs/offsets", show_default=True,
               help="Folder for table1.{md,parquet}, table1_relations.*, sets.parquet, figure5 PNG, summary.json.")
+@click.option("--compare", is_flag=True,
+              help="Also time the run against a per-pair Python-loop baseline (the paper's scripts) on a sample "
+                   "of relations, and record it (--record).")
 @click.option("--loop-sample", type=click.IntRange(1), default=2, show_default=True,
-              help="Relations scored again by the baseline (per-pair Python loops, as the paper's scripts).")
-@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/offsets.md", show_default=True,
-              help="Markdown file the timing is appended to.")
+              help="--compare: relations scored again by the baseline.")
+@click.option("--record", type=click.Path(dir_okay=False),
+              help="--compare: markdown file the timing is appended to (default: benchmark.md in --out).")
 @click.pass_obj
 def bench_offsets(obj: Context, words_index, dataset, offsets_name, shuffles, replicates, pool_size, seed, out,
-                  loop_sample, record) -> None:
+                  compare, loop_sample, record) -> None:
     """Table 1 and Figure 5 of Fournier et al. (2020): OCS and PCS of every relation beside six random
-    analogy sets (permuted, mismatched within / across broad types, random start / end / both words),
-    timed against a per-pair Python-loop baseline run on a sample in the same process."""
-    from ..perf.offsets import run_offsets_bench
+    analogy sets (permuted, mismatched within / across broad types, random start / end / both words);
+    with --compare, timed against a per-pair Python-loop baseline run on a sample in the same process."""
+    options = dict(offsets_name=offsets_name or _default_offsets_name(words_index, dataset), n_shuffles=shuffles,
+                   replicates=replicates, seed=seed, pool_size=pool_size, out=out)
+    if compare:
+        from ..perf.offsets import run_offsets_bench
 
-    result = run_offsets_bench(obj.home, words_index, dataset,
-                               offsets_name=offsets_name or _default_offsets_name(words_index, dataset),
-                               n_shuffles=shuffles, replicates=replicates, seed=seed, pool_size=pool_size,
-                               out=out, loop_sample=loop_sample, record_path=record)
-    click.echo(render(result["table1"], "table", ["category", "set", "ocs", "ocs_iqr", "pcs", "pcs_iqr", "sets"]))
-    click.echo(result["markdown"])
+        record = record or str(Path(out) / "benchmark.md")
+        bench = run_offsets_bench(obj.home, words_index, dataset, loop_sample=loop_sample, record_path=record,
+                                  **options)
+        summary = bench["summary"]
+    else:
+        from ..runs.analogies import run_table1
+
+        summary = run_table1(obj.home, words_index, dataset, **options)
+    click.echo(render(summary["table1"], "table", ["category", "set", "ocs", "ocs_iqr", "pcs", "pcs_iqr", "sets"]))
     click.echo(f"results: {out}")
+    if compare:
+        click.echo(f"speed (--compare): {bench['speedup']:.0f}x the per-pair loop on {loop_sample} relation(s), "
+                   f"same numbers to {bench['gap']:.1e}; recorded in {record}")

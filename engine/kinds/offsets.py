@@ -6,8 +6,7 @@ Rows of kind ``true`` come from the dataset (:func:`build_offset_index`); other 
 vectors are taken from the raw (unnormalised) vectors of a words index, named in the manifest's ``meta`` with
 its version, the dataset spec, the answer policy and the out-of-vocabulary report.
 
-Dataset specs: ``bats:PATH`` (the BATS root, a category folder or a relation file) and ``google:PATH``
-(``questions-words.txt``).
+Datasets are named by a spec (:mod:`lexprobe.sources.datasets.analogy_sets`): ``bats:PATH`` or ``google:PATH``.
 """
 
 from __future__ import annotations
@@ -22,15 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core import vector_index as vindex
-from ..sources.datasets.bats import Coverage, Relation, apply_vocab, read_bats
-from ..sources.datasets.google import read_google
+from ..sources.datasets.analogy_sets import usable_relations
 from ..core.errors import LexprobeError
-from ..core.store import IndexView, StoreWriter, column_matrix, vector_array, vector_type, write_lock
+from ..core.store import IndexView, StoreWriter, check_new_index, column_matrix, vector_array, vector_type, write_lock
 from .words import WordIndex
 
 KIND = "offsets"
 TRUE = "true"
-DATASET_KINDS = ("bats", "google")
 _COLUMNS = ("id", "relation", "category", "start", "end", "start_id", "end_id", "offset", "unit", "norm", "kind",
             "replicate", "seed")
 
@@ -51,21 +48,6 @@ def offset_schema(dim: int) -> pa.Schema:
         ("replicate", pa.int32()),     # -1 for true pairs
         ("seed", pa.int64()),          # -1 for true pairs
     ])
-
-
-def read_dataset(spec: str, *, answers: str = "first", lowercase: bool = False) -> list[Relation]:
-    """Relations of a dataset spec ``bats:PATH`` or ``google:PATH``."""
-    kind, sep, path = spec.partition(":")
-    if not sep or kind not in DATASET_KINDS or not path:
-        raise LexprobeError(f"bad dataset {spec!r}: use bats:PATH or google:PATH")
-    if kind == "bats":
-        relations = read_bats(path, answers=answers)
-        if lowercase:
-            relations = [Relation(r.name, r.code, r.category, r.file,
-                                  [(s.lower(), list(dict.fromkeys(a.lower() for a in ans))) for s, ans in r.pairs])
-                         for r in relations]
-        return relations
-    return read_google(path, lowercase=lowercase)
 
 
 def offset_table(*, relation: Sequence[str], category: Sequence[str], start: Sequence[str], end: Sequence[str],
@@ -100,20 +82,15 @@ def offset_table(*, relation: Sequence[str], category: Sequence[str], start: Seq
     }, schema=offset_schema(offset.shape[1]))
 
 
-def usable_relations(words: WordIndex, spec: str, *, answers: str = "first",
-                     lowercase: bool = False) -> tuple[list[Relation], list[Coverage]]:
-    """A dataset's relations with the out-of-vocabulary policy of :func:`~lexprobe.sources.datasets.bats.apply_vocab`
-    applied against a words index, and the per-relation coverage report."""
-    return apply_vocab(read_dataset(spec, answers=answers, lowercase=lowercase), words.word_to_id)
-
-
 def build_offset_index(home: Path, name: str, words_index: str, dataset_spec: str, *, answers: str = "first",
-                       lowercase: bool = False) -> dict:
+                       lowercase: bool = False, replace: bool = False) -> dict:
     """Write the offsets index ``name`` (kind ``true`` rows) for ``dataset_spec`` over ``words_index``.
 
     One row per kept pair; the end word is the pair's first in-vocabulary answer (under ``answers="first"``
-    the first listed answer, or the pair is dropped). Returns a summary with the coverage report.
+    the first listed answer, or the pair is dropped). Returns a summary with the coverage report. An existing
+    index ``name`` is replaced only with ``replace``, and never the words index read.
     """
+    check_new_index(home, name, replace=replace, reads=(words_index,))
     words = WordIndex.open(home, words_index)
     relations, coverage = usable_relations(words, dataset_spec, answers=answers, lowercase=lowercase)
     rel_col, cat_col, starts, ends = [], [], [], []

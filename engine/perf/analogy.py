@@ -31,20 +31,21 @@ def gensim_vectors(words: WordIndex):
     return kv
 
 
-def gensim_loop(kv, questions: list[tuple[str, str, str]], restrict: int | None) -> list[str]:
+def gensim_loop(kv, questions: list[tuple[str, str, str]], restrict_vocab: int | None) -> list[str]:
     """gensim's way: one most_similar call per question (a, a*, b excluded by gensim itself)."""
-    return [kv.most_similar(positive=[a_star, b], negative=[a], topn=1, restrict_vocab=restrict)[0][0]
+    return [kv.most_similar(positive=[a_star, b], negative=[a], topn=1, restrict_vocab=restrict_vocab)[0][0]
             for a, a_star, b in questions]
 
 
 def run_analogy_bench(home: Path, words_name: str, relations: list[Relation], *, sample: int, faiss_sample: int,
-                      restrict: int | None, seed: int, record_path: str | None, dataset: str,
+                      restrict_vocab: int | None, seed: int, record_path: str | None, dataset: str,
                       analysis_seconds: float | None = None) -> dict:
     """Time the three ways (``analysis_seconds``: the same kernel's earlier run with gold ranks, if any)."""
     words = WordIndex.open(home, words_name)
-    V = len(words.raw) if restrict is None else min(restrict, len(words.raw))
+    V = len(words.raw) if restrict_vocab is None else min(restrict_vocab, len(words.raw))
     _ = words.unit, words.word_to_id  # build the lookups outside the timings
-    t_kernel, run = timed(lambda: run_relations(words, relations, method="add", k=1, restrict=restrict, ranks=False))
+    t_kernel, run = timed(lambda: run_relations(words, relations, method="add", k=1, restrict_vocab=restrict_vocab,
+                                                ranks=False))
     table = run.table
     m = len(table)
     a, a_star, b = (words.ids(table.column(c).to_pylist()) for c in ("a", "a_star", "b"))
@@ -53,14 +54,15 @@ def run_analogy_bench(home: Path, words_name: str, relations: list[Relation], *,
     pick = np.sort(rng.choice(m, size=min(sample, m), replace=False))
     fpick = np.sort(rng.choice(m, size=min(max(faiss_sample, len(pick)), m), replace=False))
     fpick = np.union1d(fpick, pick)
-    answer_questions(words, a[:8], a_star[:8], b[:8], restrict=restrict)  # warm-up (subset index, threads)
-    t_faiss, (_, I) = timed(lambda: answer_questions(words, a[fpick], a_star[fpick], b[fpick], restrict=restrict))
+    answer_questions(words, a[:8], a_star[:8], b[:8], restrict_vocab=restrict_vocab)  # warm-up (subset index, threads)
+    t_faiss, (_, I) = timed(lambda: answer_questions(words, a[fpick], a_star[fpick], b[fpick],
+                                                     restrict_vocab=restrict_vocab))
     faiss_words = np.asarray(words.words, dtype=object)[I[:, 0]]
     kv = gensim_vectors(words)
     vocab = np.asarray(words.words, dtype=object)
     questions = list(zip(vocab[a[pick]], vocab[a_star[pick]], vocab[b[pick]]))
-    gensim_loop(kv, questions[:5], restrict)  # warm-up
-    t_gensim, gensim_answers = timed(lambda: gensim_loop(kv, questions, restrict))
+    gensim_loop(kv, questions[:5], restrict_vocab)  # warm-up
+    t_gensim, gensim_answers = timed(lambda: gensim_loop(kv, questions, restrict_vocab))
     gensim_answers = np.asarray(gensim_answers, dtype=object)
     in_faiss = np.searchsorted(fpick, pick)
     agree_kernel = float((predicted[pick] == gensim_answers).mean())

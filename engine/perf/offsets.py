@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analyses.offset_baselines import run_table1
 from ..analyses.offsets import offset_scores, relation_sets, shuffle_rng, shuffles
 from ..kinds.offsets import OffsetIndex
 from ..kinds.words import WordIndex
+from ..runs.analogies import run_table1
 from .common import numpy_gflops, record, timed
 
 

@@ -1,0 +1,378 @@
+"""The runs of *Analogies minus analogy test* (Fournier, Dunbar, Dupoux 2020): the analogy test with its score
+decomposition, and Table 1 / Figure 5 (OCS and PCS beside the random analogy sets); each written into a run
+folder. ``run analogy`` / ``run offsets`` and the main job's stages call the same runners
+(:func:`run_analogy`, :func:`run_table1`); the analyses they call (:mod:`lexprobe.analyses.analogy`,
+:mod:`~lexprobe.analyses.decomposition`, :mod:`~lexprobe.analyses.offset_baselines`) write nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..analyses.analogy import DEFAULT_EPS
+from ..core.errors import LexprobeError
+from ..core.store import MANIFEST
+from ..sources.datasets.bats import Coverage, Relation
+from . import plots
+from .index_reuse import ensure_index
+from .report import Image, Section, Table
+from .run_dir import RunDir
+
+GLOVE = "glove-6b-50d"
+TITLES = {
+    "glove-analogy": "GloVe word index, neighbours and 3CosAdd on the Google analogy set",
+    "analogy": "BATS analogy test and score decomposition (Figures 1, 2, 8)",
+    "offsets": "Offset concentration and pairing consistency vs random sets (Table 1, Figure 5)",
+}
+NEIGHBOR_WORDS = ("king", "frog", "paris", "computer")
+
+
+def glove_word_index(home: Path) -> dict:
+    """Build (or reuse) ``glove``: the packaged 400k GloVe, exact flat index."""
+    from ..core import vector_index as vindex
+    from ..kinds.words import build_word_index
+
+    wanted = {"kind": "words", "source": GLOVE, "index": vindex.IndexParams().as_dict(), "lowercase": False,
+              "limit": None}
+    return ensure_index(home, "glove", wanted, lambda: build_word_index(home, "glove", GLOVE, replace=True))
+
+
+# ------------------------------------------------------------------------------------ the analogy run
+
+
+def plot_decomposition(rows: list[dict], out_dir: str | Path, *, normalized: bool) -> list[Path]:
+    """Horizontal bar charts of the decomposition means per relation: Figure 1 (score terms), Figure 8
+    (reference), Figure 2 (Delta_sim)."""
+    from ..analyses.decomposition import DELTA, REFERENCE, TERMS
+
+    labels = [r["relation"] for r in rows]
+    kind = "unit vectors" if normalized else "raw vectors"
+    series = lambda cols, names: {nm: [r[c] for r in rows] for c, nm in zip(cols, names)}
+    out_dir = Path(out_dir)
+    return [
+        plots.bar_chart(out_dir / "decomposition_score.png", labels,
+                        series(TERMS, ("within-pair b.b*", "offset o_a.o_b", "start-offset o_a.b")),
+                        title=f"3CosAdd score terms, mean per relation ({kind})", ylabel="mean term",
+                        horizontal=True),
+        plots.bar_chart(out_dir / "decomposition_reference.png", labels,
+                        series(REFERENCE, ("within-pair b.(b+o_a)", "offset o_a.o_a", "start-offset o_a.b")),
+                        title=f"reference decomposition, b* = b + o_a ({kind})", ylabel="mean term",
+                        horizontal=True),
+        plots.bar_chart(out_dir / "decomposition_delta_sim.png", labels,
+                        series(DELTA, ("norm term", "offset term", "b-o_b term")),
+                        title=f"Delta_sim terms, mean per relation ({kind})", ylabel="mean term", horizontal=True),
+    ]
+
+
+@dataclass
+class AnalogyRun:
+    """What :func:`run_analogy` computed; its files are in the run folder."""
+
+    questions: pa.Table          # one row per question (a, a*, b excluded)
+    by_relation: list[dict]      # accuracy and MRR per relation
+    by_category: list[dict]      # ... per broad category
+    honest: dict | None          # what the honest test returns (shares), when run
+    means: list[dict]            # decomposition means per relation (Figures 1, 2, 8)
+    plots: list[Path]
+    summary: dict                # also summary.json
+    seconds: float               # time of the usual test (with gold ranks)
+
+
+def run_analogy(words, relations: list[Relation], coverage: list[Coverage], out: str | Path, *, dataset: str,
+                method: str = "add", answers: str = "first", restrict_vocab: int | None = None,
+                eps: float = DEFAULT_EPS, honest: bool = True, normalize: bool = False) -> AnalogyRun:
+    """The analogy test over every tuple of every relation, the honest test, and the score decomposition.
+
+    Writes to ``out``: coverage (the out-of-vocabulary report), questions.parquet (one row per question),
+    accuracy_relation / accuracy_category, honest.parquet + honest_shares (``honest``), decomposition (per
+    tuple) and decomposition_means (per relation) with their PNG bar charts, and summary.json.
+    """
+    import time
+
+    from ..analyses.analogy import accuracy_tables, honest_shares, run_relations
+    from ..analyses.decomposition import decompose_relations, relation_means
+
+    run_dir = RunDir(out)
+    run_dir.write_table("coverage", [c.as_row() for c in coverage])
+    t0 = time.perf_counter()
+    result = run_relations(words, relations, method=method, restrict_vocab=restrict_vocab, eps=eps)
+    seconds = time.perf_counter() - t0
+    run_dir.write_table("questions", result.table, markdown=False)
+    by_relation, by_category = accuracy_tables(result.table)
+    run_dir.write_table("accuracy_relation", by_relation)
+    run_dir.write_table("accuracy_category", by_category)
+    summary = {"words": words.name, "dataset": dataset, "method": method, "answers": answers,
+               "restrict_vocab": restrict_vocab, "eps": eps, "questions": len(result.table),
+               "accuracy": float(np.mean(result.table.column("correct").to_numpy(zero_copy_only=False))),
+               "pairs_dropped": sum(c.dropped for c in coverage), "skipped": result.skipped}
+    shares = None
+    if honest:
+        h = run_relations(words, relations, method=method, restrict_vocab=restrict_vocab, eps=eps, honest=True,
+                          ranks=False)
+        # gold ranks are not counted in the honest run (answers only), so its rank column is left out
+        run_dir.write_table("honest", h.table.drop_columns(["rank"]), markdown=False)
+        shares = honest_shares(h.table)
+        run_dir.write_table("honest_shares", [shares])
+        summary["honest"] = shares
+    decomposition = decompose_relations(words, relations, normalize=normalize)
+    run_dir.write_table("decomposition", decomposition, markdown=False)
+    means = relation_means(decomposition)
+    run_dir.write_table("decomposition_means", means)
+    figures = plot_decomposition(means, run_dir.path, normalized=normalize)
+    summary["plots"] = [p.name for p in figures]
+    run_dir.write_json("summary.json", summary)
+    return AnalogyRun(result.table, by_relation, by_category, shares, means, figures, summary, seconds)
+
+
+# ------------------------------------------------------------------------------- the offsets (Table 1) run
+
+
+def open_offsets(home: Path, words, dataset: str, offsets_name: str):
+    """The offsets index ``offsets_name`` of ``dataset`` over ``words`` (this version of it), built if missing."""
+    from ..kinds.offsets import OffsetIndex, build_offset_index
+
+    if not (home / offsets_name / MANIFEST).exists():
+        build_offset_index(home, offsets_name, words.name, dataset)
+    index = OffsetIndex.open(home, offsets_name)
+    meta = index.store.meta
+    if meta.get("words_index") != words.name or meta.get("dataset") != dataset:
+        raise LexprobeError(f"{index.store.path}: offsets index {offsets_name!r} holds {meta.get('dataset')} over "
+                            f"{meta.get('words_index')!r}, not {dataset} over {words.name!r} (choose another --offsets)")
+    if meta.get("words_version") != words.store.manifest["version_id"]:
+        raise LexprobeError(f"{index.store.path}: offsets index {offsets_name!r} was built from an older version of "
+                            f"words index {words.name!r} (rebuild it with 'lexprobe index offsets' or remove it)")
+    return index
+
+
+def run_table1(home: Path, words_name: str, dataset: str, *, offsets_name: str, n_shuffles: int = 50,
+               replicates: int = 10, seed: int = 0, pool_size: int = 10_000, out=None) -> dict:
+    """Table 1 and Figure 5 (:func:`lexprobe.analyses.offset_baselines.table1`), written to ``out``.
+
+    The offsets index is built when missing; the shuffled offsets of the real relations and the random sets
+    it does not hold yet for this seed are appended to it (kinds ``shuffled``, ``permuted``, ...). Writes
+    table1.{md,parquet}, table1_relations.*, sets.parquet, the Figure 5 PNG and summary.json; returns the
+    summary with the tables as lists of rows.
+    """
+    from ..analyses.offset_baselines import KINDS, random_pool, scored_relations, table1
+    from ..analyses.offsets import SHUFFLED, missing_shuffles
+    from ..kinds.offsets import append_offsets
+    from ..kinds.words import WordIndex
+    from ..sources.datasets.analogy_sets import dataset_words
+
+    words = WordIndex.open(home, words_name)
+    index = open_offsets(home, words, dataset, offsets_name)
+    relations, skipped = scored_relations(index.select(kind="true"))
+    if not relations:
+        raise LexprobeError(f"{dataset}: no relation has 3 or more pairs in words index {words_name!r}")
+    appended = 0
+    shuffled = missing_shuffles(words, relations, index.select(kind=SHUFFLED), n_shuffles, seed)
+    if shuffled is not None:
+        appended += append_offsets(home, offsets_name, shuffled)["appended"]
+        index = open_offsets(home, words, dataset, offsets_name)
+    pool = random_pool(words.words, dataset_words(dataset), pool_size)
+    t1 = table1(words, index, relations, pool, n_shuffles=n_shuffles, replicates=replicates, seed=seed)
+    if t1.new_sets is not None:
+        appended += append_offsets(home, offsets_name, t1.new_sets)["appended"]
+    summary = {"words": words_name, "dataset": dataset, "offsets_index": offsets_name, "shuffles": n_shuffles,
+               "replicates": replicates, "seed": seed, "pool_size": int(len(pool)), "relations": len(relations),
+               "skipped_relations": skipped, "skipped_kinds": [k for k in KINDS if k not in t1.kinds],
+               "rows_appended": appended, "table1": t1.by_category}
+    if out is not None:
+        run = RunDir(out)
+        run.write_table("table1", t1.by_category)
+        run.write_table("table1_relations", t1.by_relation)
+        run.write_table("sets", t1.results, markdown=False)
+        plots.histograms(run.file("figure5_offset_similarities.png"), t1.similarities, bins=60,
+                         title=f"Pairwise similarities of true offsets ({words_name})", xlabel="o_i . o_j")
+        run.write_json("summary.json", summary)
+    summary["table1_relations"] = t1.by_relation
+    return summary
+
+
+# ------------------------------------------------------------------------- the main job's stages
+
+
+def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """3CosAdd answers for ``questions`` (m, 3) ids a, a*, b: ``(usual, honest)`` answer ids.
+
+    One exact search for the top 4 with nothing excluded (:func:`lexprobe.analyses.analogy.answer_questions`): the honest
+    answer is the first hit, the usual one (a, a*, b excluded) the first hit that is none of the three inputs.
+    """
+    from ..analyses.analogy import answer_questions
+
+    _, top = answer_questions(index, questions[:, 0], questions[:, 1], questions[:, 2], k=4, honest=True)
+    is_input = (top[:, :, None] == questions[:, None, :]).any(axis=2)
+    first_other = np.argmax(~is_input, axis=1)
+    return top[np.arange(len(top)), first_other], top[:, 0]
+
+
+def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
+    """Word index from the packaged GloVe, a few neighbours, and 3CosAdd on the Google set (with and without
+    excluding the inputs)."""
+    from ..kinds.words import WordIndex
+    from ..sources.datasets.google import read_questions
+
+    built = glove_word_index(settings.home)
+    index = WordIndex.open(settings.home, "glove")
+    section = Section("glove-analogy", TITLES["glove-analogy"], "analogies")
+    section.text.append(f"Index `glove` ({index.store.count} words x {index.dim} dims) "
+                        + ("reused: its manifest matches." if built["reused"] else
+                           f"built in {built['seconds']} s ({built['reason']})."))
+    section.tables.append(Table("Nearest neighbours (cosine, query word excluded)",
+                                index.neighbors(list(NEIGHBOR_WORDS), 5), ["query", "rank", "word", "score"]))
+
+    questions = [(q.section, [q.a, q.a_star, q.b, q.b_star])
+                 for q in read_questions(settings.data["google"], lowercase=True)]
+    covered = [all(x in index.word_to_id for x in w) for _, w in questions]
+    known = [q for q, ok in zip(questions, covered) if ok]
+    oov = {s: 0 for s, _ in questions}
+    for (s, _), ok in zip(questions, covered):
+        oov[s] += not ok
+    if settings.quick:
+        keep = np.sort(np.random.default_rng(settings.seed).choice(len(known), min(2000, len(known)), replace=False))
+        known = [known[i] for i in keep]
+    sections = [s for s, _ in known]
+    ids = index.ids([x for _, w in known for x in w]).reshape(-1, 4)
+    answer, honest = three_cos_add(index, ids[:, :3])
+    gold = ids[:, 3]
+    rows, sec = [], np.array(sections)
+    for s in oov:
+        m = sec == s
+        if not m.any():
+            continue
+        rows.append({"section": s, "questions": int(m.sum()), "oov_dropped": oov[s],
+                     "accuracy": float((answer[m] == gold[m]).mean()),
+                     "honest_accuracy": float((honest[m] == gold[m]).mean()),
+                     "honest_returns_b": float((honest[m] == ids[m, 2]).mean())})
+    rows.append({"section": "all", "questions": len(gold), "oov_dropped": sum(oov.values()),
+                 "accuracy": float((answer == gold).mean()),
+                 "honest_accuracy": float((honest == gold).mean()),
+                 "honest_returns_b": float((honest == ids[:, 2]).mean())})
+    section.tables.append(Table("3CosAdd accuracy per section (inputs excluded, and the honest test)", rows))
+
+    shares = {"b": float((honest == ids[:, 2]).mean()), "a*": float((honest == ids[:, 1]).mean()),
+              "a": float((honest == ids[:, 0]).mean()), "gold b*": float((honest == gold).mean())}
+    shares["other"] = 1.0 - sum(shares.values())
+    top = max(shares, key=shares.get)
+    section.tables.append(Table(
+        "What the honest test (inputs not excluded) returns",
+        [{"returned": k, "share": v} for k, v in shares.items()],
+        finding="Without excluding a, a* and b, 3CosAdd tends to return one of the inputs, most of the time b "
+                "(Linzen 2016, confirmed in section 3).",
+        observed=f"the honest test returns b for {shares['b']:.1%} of {len(gold)} questions, "
+                 f"the gold answer for {shares['gold b*']:.1%}; most frequent: {top}",
+        agrees=top == "b"))
+    labels = [r["section"] for r in rows[:-1]]
+    plots.bar_chart(run_dir.file("google_accuracy.png"), labels,
+              {"inputs excluded": [r["accuracy"] for r in rows[:-1]],
+               "honest": [r["honest_accuracy"] for r in rows[:-1]],
+               "honest returns b": [r["honest_returns_b"] for r in rows[:-1]]},
+              title="3CosAdd on the Google analogy set, packaged GloVe 50d", ylabel="share of questions")
+    section.images.append(Image("google_accuracy.png", "3CosAdd accuracy per Google section, and how often "
+                                "the honest test returns b"))
+    run_dir.write_table("google_per_section", rows)
+    section.settings = {"vectors": GLOVE, "index": "glove (exact, inner product on unit vectors)",
+                        "vocabulary": f"all {index.store.count} words", "questions": "lowercased; OOV dropped",
+                        "sample": f"2000 questions, seed {settings.seed}" if settings.quick else "all"}
+    return section
+
+
+def analogy_stage(run_dir: RunDir, settings) -> Section:
+    """3CosAdd over every BATS tuple with the honest test, and the score decomposition (Figures 1, 2, 8) on
+    the raw GloVe vectors (:func:`run_analogy`). ``--quick``: the first 12 pairs of each relation."""
+    from ..kinds.words import WordIndex
+    from ..sources.datasets.analogy_sets import usable_relations
+
+    glove_word_index(settings.home)
+    words = WordIndex.open(settings.home, "glove")
+    spec = f"bats:{settings.data['bats']}"
+    relations, coverage = usable_relations(words, spec, answers="first")
+    if settings.quick:
+        relations = [Relation(r.name, r.code, r.category, r.file, r.pairs[:12]) for r in relations]
+    run = run_analogy(words, relations, coverage, run_dir.path, dataset=spec)
+    shares, means = run.honest, run.means
+    section = Section("analogy", TITLES["analogy"], "analogies")
+    section.text.append(f"{len(run.questions)} questions a:a*::b:b* (all ordered pairs of pairs within each of "
+                        f"{len(relations)} relations); pairs dropped as out of vocabulary: "
+                        f"{sum(c.dropped for c in coverage)}.")
+    section.tables.append(Table("3CosAdd accuracy by broad category (a, a*, b excluded)", run.by_category))
+    picks = {k: shares[k] for k in ("b", "a_star", "a", "gold", "other")}
+    top = max(picks, key=picks.get)
+    section.tables.append(Table(
+        "What the honest test (nothing excluded) returns on BATS", [{"returned": k, "share": v} for k, v in picks.items()],
+        finding="Without excluding the inputs, one of them tends to be the response, most of the time b (section 3).",
+        observed=f"b {shares['b']:.1%}, a* {shares['a_star']:.1%}, gold {shares['gold']:.1%} of "
+                 f"{shares['questions']} questions; most frequent: {top}",
+        agrees=top == "b"))
+    offset_pos = sum(r["offset"] > 0 for r in means)
+    within_big = sum(r["within"] > r["offset"] for r in means)
+    section.tables.append(Table(
+        "Score decomposition: mean terms per relation (Figure 1), reference (Figure 8) and Delta_sim (Figure 2)",
+        means, ["relation", "category", "tuples", "score", "within", "offset", "start_offset", "ref_within",
+                "ref_offset", "delta_sim", "delta_norm", "delta_offset", "delta_b_ob"],
+        finding="Within-pair similarity is positive and large compared to the other terms; offset similarities "
+                "are almost always smaller, but always positive (Figure 1).",
+        observed=f"offset term positive in {offset_pos}/{len(means)} relations, smaller than the within-pair term "
+                 f"in {within_big}/{len(means)} (criterion: positive in all, smaller in at least 90%)",
+        agrees=offset_pos == len(means) and within_big >= 0.9 * len(means)))
+    section.tables.append(Table("3CosAdd accuracy per relation", run.by_relation))
+    captions = {"decomposition_score.png": "Figure 1: the three terms of the analogy score, mean per relation",
+                "decomposition_reference.png": "Figure 8: the reference decomposition (b* = b + o_a)",
+                "decomposition_delta_sim.png": "Figure 2: the three terms of Delta_sim, mean per relation"}
+    section.images += [Image(p.name, captions.get(p.name, p.stem)) for p in run.plots]
+    section.settings = {"words": "glove (raw vectors for the decomposition)", "dataset": spec,
+                        "answers": "first listed (the paper)", "vocabulary": "all 400000 words",
+                        "pairs per relation": "first 12" if settings.quick else "all"}
+    return section
+
+
+def offsets_stage(run_dir: RunDir, settings) -> Section:
+    """Table 1 and Figure 5 (:func:`run_table1`) over the GloVe word index and BATS."""
+    from ..core.store import open_index
+    from ..kinds.offsets import build_offset_index
+
+    glove_word_index(settings.home)
+    spec = f"bats:{settings.data['bats']}"
+    words_version = open_index(settings.home, "glove", verify=False).manifest["version_id"]
+    wanted = {"kind": "offsets", "source": spec, "words_index": "glove", "words_version": words_version,
+              "answers": "first", "lowercase": False}
+    built = ensure_index(settings.home, "glove-bats-offsets", wanted,
+                         lambda: build_offset_index(settings.home, "glove-bats-offsets", "glove", spec,
+                                                            replace=True))
+    shuffles, replicates = (10, 2) if settings.quick else (50, 10)
+    summary = run_table1(settings.home, "glove", spec, offsets_name="glove-bats-offsets", n_shuffles=shuffles,
+                         replicates=replicates, seed=settings.seed, out=run_dir.path)
+    overall = {r["set"]: r for r in summary["table1"] if r["category"] == "all"}
+    bats, randoms = overall["bats"], [r for k, r in overall.items() if k != "bats"]
+    near_half = all(abs(r["pcs"] - 0.5) <= max(r["pcs_iqr"] / 2, 0.02) for r in randoms)
+    section = Section("offsets", TITLES["offsets"], "analogies")
+    section.text.append("Offsets index `glove-bats-offsets` " + ("reused." if built["reused"] else
+                        f"built ({built['reason']}).") + f" {summary['relations']} relations; skipped: "
+                        f"{', '.join(summary['skipped_relations']) or 'none'}.")
+    section.tables.append(Table(
+        "Table 1: OCS and PCS of BATS and of the random analogy sets (by broad category)", summary["table1"],
+        finding="The real BATS sets show PCS above chance; all random analogy sets show PCS of 0.5 "
+                "(within one half-interquartile-range).",
+        observed=f"BATS PCS {bats['pcs']:.3f}; random sets' PCS "
+                 f"{min(r['pcs'] for r in randoms):.3f}..{max(r['pcs'] for r in randoms):.3f}",
+        agrees=bats["pcs"] > 0.5 and near_half))
+    others = [r["ocs"] for r in randoms if r["set"] != "random-both"]
+    section.tables.append(Table(
+        "OCS of the random sets (all relations)", [{"set": r["set"], "ocs": r["ocs"], "ocs_iqr": r["ocs_iqr"]}
+                                                   for r in overall.values()],
+        finding="The fully random set has an OCS of zero; the other random analogy sets all show non-zero OCS.",
+        observed=f"random-both OCS {overall['random-both']['ocs']:.3f}; other random sets "
+                 f"{min(others):.3f}..{max(others):.3f}",
+        agrees=abs(overall["random-both"]["ocs"]) < 0.05 and min(others) > abs(overall["random-both"]["ocs"])))
+    section.tables.append(Table("OCS and PCS per relation (mean over replicates)", summary["table1_relations"],
+                                ["relation", "category", "n_pairs", "bats_ocs", "bats_pcs", "permuted_pcs",
+                                 "random-both_ocs", "random-both_pcs"]))
+    section.images.append(Image("figure5_offset_similarities.png",
+                                "Figure 5: pairwise similarities of true offsets by broad category"))
+    section.settings = {"words": "glove", "dataset": spec, "shuffles": shuffles, "replicates": replicates,
+                        "seed": settings.seed, "random pool": summary["pool_size"]}
+    return section
