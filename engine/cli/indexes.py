@@ -9,23 +9,39 @@ import click
 from ..core import vector_index as vindex
 from .root import Context, format_option, index_group
 from ..core.formatting import render
-from ..core.store import Store, list_indexes, open_index, remove_index
+from ..core.errors import LexprobeError
+from ..core.store import Store, is_valid_name, list_indexes, open_index, remove_index
 
 
 @index_group.command("list")
+@click.option("--verify", is_flag=True, help="Also recompute every file's checksum (reads every byte).")
 @format_option
 @click.pass_obj
-def list_cmd(obj: Context, fmt: str) -> None:
-    """List the indexes under the home: name, kind, rows, dimension, source."""
+def list_cmd(obj: Context, verify: bool, fmt: str) -> None:
+    """List the indexes under the home: name, status, kind, rows, dimension, source.
+
+    A damaged index is listed with ``damaged: <reason>`` as its status; the others are listed as usual."""
     rows = []
     for path in list_indexes(obj.home):
-        m = Store.open(path, verify=False).manifest
-        rows.append({"name": path.name, "kind": m["kind"], "count": m["count"], "dim": m["dim"],
-                     "shards": len(m["shards"]), "source": m["source"], "created": m["created"]})
+        row = {"name": path.name, "status": "ok"}
+        try:
+            if not is_valid_name(path.name):
+                raise LexprobeError("not a valid index name")
+            store = Store.open(path, verify=verify)
+            if verify:
+                verify_store(store)
+            m = store.manifest
+            row.update({"kind": m["kind"], "count": m["count"], "dim": m["dim"], "shards": len(m["shards"]),
+                        "source": m["source"], "created": m["created"]})
+        except LexprobeError as exc:
+            row["status"] = f"damaged: {exc}"
+        rows.append(row)
     if not rows and fmt == "table":
         click.echo(f"no indexes under {obj.home}")
         return
-    click.echo(render(rows, fmt, ["name", "kind", "count", "dim", "shards", "source", "created"]))
+    if fmt == "table":
+        click.echo(f"index home: {obj.home}")
+    click.echo(render(rows, fmt, ["name", "status", "kind", "count", "dim", "shards", "source", "created"]))
 
 
 @index_group.command("info")
@@ -41,7 +57,7 @@ def verify_store(store: Store) -> dict:
     """Structural checks beyond the checksums Store.open already did: the FAISS index matches the shards."""
     report = {"name": store.name, "kind": store.kind, "count": store.count, "shards": len(store.manifest["shards"])}
     if "faiss" in store.manifest.get("files", {}):
-        index = vindex.load_for(store)
+        index = vindex.load_for(store, sample=None)  # every vector against the shards
         report["faiss_vectors"] = index.ntotal
     return report
 

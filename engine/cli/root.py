@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,124 @@ class Context:
     home: Path
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+GLOBAL_FLAGS = ("-q", "--quiet")
+GLOBAL_VALUED = ("--home",)
+OUT_PARAMS = ("out", "out_dir")        # a command with one of these writes a run folder
+LOCATION_PARAMS = OUT_PARAMS + ("record", "results", "overwrite")  # where results go, not what they are
+K_ALIASES = ("--topk", "--topn")        # gensim says topn, many say top-k: the same -k
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """Move the root's options given after a subcommand (``--home DIR``, ``--home=DIR``, ``-q``/``--quiet``)
+    to the front, and an output ``--format`` given before the subcommand to its end, so that each works at
+    any level. Nothing after ``--`` moves."""
+    head, rest, i = [], [], 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":  # the root's own options
+        if args[i] in GLOBAL_VALUED + ("--format",) and i + 1 < len(args):
+            (rest if args[i] == "--format" else head).extend(args[i:i + 2])
+            i += 2
+        elif args[i].startswith("--format="):
+            rest.append(args[i])
+            i += 1
+        else:
+            head.append(args[i])
+            i += 1
+    tail = []
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            tail.extend(args[i:])
+            break
+        if a in GLOBAL_FLAGS or a.startswith("--home="):
+            head.append(a)
+        elif a in GLOBAL_VALUED and i + 1 < len(args):
+            head.extend(args[i:i + 2])
+            i += 1
+        else:
+            tail.append(a)
+        i += 1
+    if rest and "--" in tail:
+        cut = tail.index("--")
+        tail = tail[:cut] + rest + tail[cut:]
+    else:
+        tail += rest
+    return head + tail
+
+
+def command_line(ctx: click.Context) -> str:
+    """The command with every parameter's value (defaults included) in a form that reruns it; output locations
+    (``--out``, ``--record``) left out, so that the same analysis reads the same anywhere."""
+    parts = ctx.command_path.split()
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if param.name in LOCATION_PARAMS or value is None or value == ():
+            continue
+        if isinstance(param, click.Argument):
+            parts += [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+        elif getattr(param, "is_flag", False) and getattr(param, "is_bool_flag", False):
+            if value:
+                parts.append(param.opts[0])
+            elif param.secondary_opts:
+                parts.append(param.secondary_opts[0])
+        else:
+            for v in value if param.multiple else [value]:
+                parts += [param.opts[0], str(v)]
+    return shlex.join(parts)
+
+
+class Command(click.Command):
+    """Every lexprobe command. ``-k`` also answers to ``--topk`` and ``--topn``; an option naming a words
+    index as ``--words`` also answers to ``--index`` (one name per concept, the old one kept); a command with
+    ``--out`` gets ``--overwrite`` and claims its run folder before it runs (:func:`lexprobe.runs.run_dir.begin_run`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        taken = {o for p in self.params for o in getattr(p, "opts", [])}
+        for p in self.params:
+            if isinstance(p, click.Option) and p.opts == ["-k"]:
+                p.opts += [a for a in K_ALIASES if a not in taken]
+            if isinstance(p, click.Option) and p.name == "words_index" and "--index" not in taken:
+                p.opts.insert(0, "--index")
+        self.run_folder = next((p.name for p in self.params if p.name in OUT_PARAMS), None)
+        if self.run_folder and not any(p.name == "overwrite" for p in self.params):
+            self.params.append(click.Option(
+                ["--overwrite"], is_flag=True,
+                help="Empty the --out folder first when it holds another run (refused otherwise)."))
+
+    def invoke(self, ctx: click.Context):
+        out = ctx.params.get(self.run_folder) if self.run_folder else None
+        if not out:
+            if self.run_folder:
+                ctx.params.pop("overwrite", None)
+            return super().invoke(ctx)
+        from ..runs.run_dir import begin_run, end_run, run_record
+
+        overwrite = ctx.params.pop("overwrite", False)
+        home = ctx.obj.home if isinstance(ctx.obj, Context) else None
+        begin_run(out, run_record(command_line(ctx), ctx.params, home), overwrite=overwrite)
+        try:
+            return super().invoke(ctx)
+        finally:
+            end_run()
+
+
+class Group(click.Group):
+    """A lexprobe command group: its commands and sub-groups are :class:`Command` and :class:`Group`."""
+
+    command_class = Command
+    group_class = type  # sub-groups of the same class
+
+
+class RootGroup(Group):
+    """The root: global options work after the subcommand too (:func:`hoist_global_options`)."""
+
+    group_class = Group
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(list(args)))
+
+
+@click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--home", envvar="LEXPROBE_HOME", type=click.Path(file_okay=False),
               help="Folder holding the indexes (env LEXPROBE_HOME; default: the checkout's indexes/ when run inside "
                    "one, else ~/.local/share/lexprobe/indexes; `index list` shows it).")
@@ -96,8 +214,11 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="lexprobe", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # bad usage or option value: one line too, naming the command
+        where = f"{exc.ctx.command_path}: " if getattr(exc, "ctx", None) is not None else ""
+        message = " ".join(exc.format_message().split())
+        hint = f" (see '{exc.ctx.command_path} --help')" if isinstance(exc, click.UsageError) and exc.ctx else ""
+        click.echo(f"error: {where}{message}{hint}", err=True)
         sys.exit(exc.exit_code)
     except click.Abort:
         click.echo("error: aborted", err=True)

@@ -165,6 +165,35 @@ def find(name: str, places: list[Path]) -> tuple[Path, Path] | None:
     return None
 
 
+# How a dataset of the data home is read: the reader kind of its spec and the entry below its root folder.
+SPEC_KINDS = {"bats": ("bats", ""), "google": ("google", ""), "semcor": ("wsd", ""), "wsd-eval": ("wsd", "ALL"),
+              "streusle": ("streusle", "")}
+
+
+def named_spec(name: str) -> str:
+    """``KIND:PATH`` for a dataset named only by its name (``bats`` -> ``bats:<data home>/bats/BATS_3.0``): the
+    data home first, then ``../shared/data`` beside the repository; a clear error saying which fetch to run."""
+    kind, sub = SPEC_KINDS[name]
+    hit = find(name, [data_home(), shared_data()])
+    if hit is None:
+        raise LexprobeError(f"dataset {name!r} is not in the data home {data_home()}: {fetch_hint(name)}")
+    return f"{kind}:{hit[0] / sub if sub else hit[0]}"
+
+
+def resolve_path(spec: str) -> Path | None:
+    """The file or folder a dataset spec reads (``KIND:PATH``, a plain path, or a dataset name), or None."""
+    kind, sep, rest = spec.partition(":")
+    if not sep and spec in SPEC_KINDS:
+        try:
+            return resolve_path(named_spec(spec))
+        except LexprobeError:
+            return None
+    for candidate in ([rest] if sep else []) + [spec]:
+        if candidate and Path(candidate).exists():
+            return Path(candidate)
+    return None
+
+
 # ------------------------------------------------------------------------------------------ checksum
 
 

@@ -1,0 +1,43 @@
+"""``KIND:PATH`` corpus specs: which reader reads a sense-annotated corpus. Kinds:
+
+- ``wsd:PATH``       the Raganato et al. (2017) XML + gold keys (:mod:`lexprobe.sources.datasets.wsd`): SemCor and the
+  evaluation sets; PATH is a folder holding one ``*.data.xml`` or the ``.data.xml`` file itself.
+- ``streusle:PATH``  STREUSLE CoNLL-U-Lex or ``.vis`` files, or a folder of them (:mod:`lexprobe.sources.datasets.streusle`).
+- ``jsonl:PATH``     the documented JSONL format for users' own corpora (:mod:`lexprobe.sources.datasets.jsonl_corpus`).
+
+Every reader returns the common tables of :mod:`lexprobe.sources.datasets.corpus`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...core.errors import LexprobeError
+from ..datahome import named_spec
+from .corpus import Corpus
+from .jsonl_corpus import read_jsonl_corpus
+from .streusle import read_streusle
+from .wsd import read_wsd
+
+KINDS = ("wsd", "streusle", "jsonl")
+
+
+def parse_spec(spec: str) -> tuple[str, Path]:
+    """``KIND:PATH`` -> (kind, path), with a clear error for an unknown kind or a missing path. A bare dataset
+    name of the data home (``semcor``, ``wsd-eval``, ``streusle``) stands for its ``KIND:PATH``."""
+    if spec in ("semcor", "wsd-eval", "streusle"):
+        spec = named_spec(spec)
+    kind, sep, path = spec.partition(":")
+    if not sep or kind not in KINDS:
+        raise LexprobeError(f"corpus {spec!r}: expected KIND:PATH with KIND one of {', '.join(KINDS)}")
+    p = Path(path)
+    if not p.exists():
+        raise LexprobeError(f"{p}: no such file or folder (corpus {spec!r})")
+    return kind, p
+
+
+def read_corpus(spec: str) -> Corpus:
+    """Read a corpus named by ``KIND:PATH`` into the common tables."""
+    kind, path = parse_spec(spec)
+    reader = {"wsd": read_wsd, "streusle": read_streusle, "jsonl": read_jsonl_corpus}[kind]
+    return reader(path)
