@@ -1,0 +1,265 @@
+"""The JSON API: one function per endpoint, from the request's query parameters to a plain dict.
+
+Rows carry the CLI's field names (``query neighbors``: query, rank, word, score; ``query analogy``: a, a_star, b,
+rank, word, score; ``query offsets``: relation, n_pairs, ocs, pcs; ``query senses``: rank, score, sense, lemma, pos,
+sentence, instance_id; ``query probe``: rank, token, probability). Bad input raises :class:`BadRequest` (HTTP 400),
+something named that does not exist :class:`~.opened.NotFound` (404); the app turns both into ``{"error": ...}``.
+Nothing here writes, and there is no SQL: every answer comes from the library's own queries.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Mapping
+
+import numpy as np
+
+from ..analyses.analogy import DEFAULT_EPS, METHODS, answer_questions
+from ..analyses.offsets import score_pairs, unit_offsets
+from ..analyses.probing import MaskedLM, top_predictions
+from ..core.errors import LexprobeError
+from ..core.store import Store
+from ..kinds.tokens import TokenIndex
+from ..kinds.words import WordIndex
+from ..sources import datahome
+from ..sources.datasets.analogy_sets import DATASET_KINDS, read_dataset
+from ..sources.datasets.bats import apply_vocab
+from ..sources.models import DEFAULT_MLM
+from .opened import Models, NotFound, OpenIndexes
+
+MAX_K = 1000          # the most results one request may ask for
+MAX_TEXT = 2000       # the longest sentence or probe text, in characters
+MAX_SHUFFLES = 500
+
+
+class BadRequest(LexprobeError):
+    """A request whose parameters are missing or malformed: HTTP 400."""
+
+
+# ------------------------------------------------------------------------------------------ parameters
+
+
+def text(params: Mapping[str, str], name: str, *, default: str | None = None, limit: int = 200) -> str:
+    """A required (or defaulted) text parameter, stripped, at most ``limit`` characters."""
+    value = params.get(name)
+    value = value.strip() if value is not None else ""
+    if not value:
+        if default is not None:
+            return default
+        raise BadRequest(f"missing parameter {name!r}")
+    if len(value) > limit:
+        raise BadRequest(f"parameter {name!r} is longer than {limit} characters")
+    return value
+
+
+def integer(params: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    """An integer parameter in [low, high]."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"parameter {name!r} must be an integer, not {raw[:40]!r}") from None
+    if not low <= value <= high:
+        raise BadRequest(f"parameter {name!r} must be between {low} and {high}, not {value}")
+    return value
+
+
+def choice(params: Mapping[str, str], name: str, options: tuple[str, ...], default: str) -> str:
+    value = text(params, name, default=default)
+    if value not in options:
+        raise BadRequest(f"parameter {name!r} must be one of {', '.join(options)}, not {value[:40]!r}")
+    return value
+
+
+def flag(params: Mapping[str, str], name: str) -> bool:
+    value = text(params, name, default="0").lower()
+    if value not in ("0", "1", "true", "false", "yes", "no"):
+        raise BadRequest(f"parameter {name!r} must be 0 or 1, not {value[:40]!r}")
+    return value in ("1", "true", "yes")
+
+
+# ------------------------------------------------------------------------------------------- the service
+
+
+class Service:
+    """The endpoints over one index home, with the indexes and models this process holds."""
+
+    def __init__(self, home, *, data_places=None):
+        self.indexes = OpenIndexes(home)
+        self.models = Models()
+        self.data_places = list(data_places) if data_places is not None else [datahome.data_home(),
+                                                                             datahome.shared_data()]
+        self._relations: dict[tuple, list] = {}
+        self._relations_lock = threading.Lock()
+
+    # -------------------------------------------------------------------------------------- indexes
+
+    def list_indexes(self, params: Mapping[str, str]) -> dict:
+        """``GET /api/indexes``: name, kind, count, dim, source, created of every index (``index list``); an index
+        that cannot be read is listed with its ``error``."""
+        rows = []
+        for name in self.indexes.names():
+            try:
+                m = Store.open(self.indexes.home / name, verify=False).manifest
+                rows.append({"name": name, "kind": m["kind"], "count": m["count"], "dim": m["dim"],
+                             "source": m["source"], "created": m["created"]})
+            except LexprobeError as exc:
+                rows.append({"name": name, "kind": None, "error": str(exc)})
+        return {"home": str(self.indexes.home), "indexes": rows}
+
+    def _words(self, params: Mapping[str, str]) -> WordIndex:
+        return self.indexes.get(text(params, "index"), WordIndex)
+
+    @staticmethod
+    def _known(index: WordIndex, word: str) -> str:
+        if word not in index.word_to_id:
+            raise NotFound(f"unknown word {word!r} (not in index {index.name!r})")
+        return word
+
+    # ------------------------------------------------------------------------------------ neighbours
+
+    def neighbors(self, params: Mapping[str, str]) -> dict:
+        """``GET /api/neighbors?index=&word=&k=``: the k nearest words by cosine, the word itself excluded."""
+        index = self._words(params)
+        word = self._known(index, text(params, "word"))
+        k = integer(params, "k", 10, 1, MAX_K)
+        return {"index": index.name, "word": word, "k": k, "rows": index.neighbors([word], k)}
+
+    # --------------------------------------------------------------------------------------- analogy
+
+    def analogy(self, params: Mapping[str, str]) -> dict:
+        """``GET /api/analogy?index=&a=&a_star=&b=&k=&method=&honest=``: a:a*::b:? (3CosAdd, 3CosMul or
+        PairDirection); a, a* and b are excluded from the answers unless ``honest=1``."""
+        index = self._words(params)
+        a, a_star, b = (self._known(index, text(params, p)) for p in ("a", "a_star", "b"))
+        k = integer(params, "k", 5, 1, MAX_K)
+        method = choice(params, "method", METHODS, "add")
+        honest = flag(params, "honest")
+        ids = index.ids([a, a_star, b])
+        D, I = answer_questions(index, ids[:1], ids[1:2], ids[2:], method=method, k=k, honest=honest,
+                                eps=DEFAULT_EPS)
+        rows = [{"a": a, "a_star": a_star, "b": b, "rank": r, "word": index.words[j], "score": float(s)}
+                for r, (s, j) in enumerate(zip(D[0], I[0]), 1) if j >= 0]
+        return {"index": index.name, "method": method, "honest": honest, "k": k, "rows": rows}
+
+    # --------------------------------------------------------------------------------------- offsets
+
+    def _dataset_spec(self, name: str) -> str:
+        if name not in DATASET_KINDS:
+            raise NotFound(f"unknown dataset {name!r} (choose from {', '.join(DATASET_KINDS)})")
+        hit = datahome.find(name, self.data_places)
+        if hit is None:
+            packaged = datahome.packaged_copy(name)
+            if packaged is None:
+                raise NotFound(f"dataset {name!r} is not in {', '.join(map(str, self.data_places))}: "
+                               f"{datahome.fetch_hint(name)}")
+            return f"{name}:{packaged[0]}"
+        return f"{name}:{hit[0]}"
+
+    def _relations_of(self, index: WordIndex, dataset: str, lowercase: bool) -> list:
+        """The dataset's relations with the index's out-of-vocabulary policy applied, cached per index version."""
+        key = (index.name, index.store.manifest["version_id"], dataset, lowercase)
+        with self._relations_lock:
+            cached = self._relations.get(key)
+        if cached is None:
+            cached, _ = apply_vocab(read_dataset(self._dataset_spec(dataset), lowercase=lowercase), index.word_to_id)
+            with self._relations_lock:
+                self._relations = {k: v for k, v in self._relations.items() if k[:2] != key[:2]}
+                self._relations[key] = cached
+        return cached
+
+    def offsets(self, params: Mapping[str, str]) -> dict:
+        """``GET /api/offsets?index=&dataset=&relation=&lowercase=&shuffles=&seed=``: OCS and PCS of one relation
+        (as ``query offsets``) and a 2-D view of its unit offset vectors; without ``relation``, the dataset's
+        relations.
+
+        The view projects the unit offsets ``o_i`` onto the plane of their first two principal axes taken
+        through the origin (the top two right singular vectors of the uncentred matrix), so an arrow from the
+        origin to each point is the offset's direction: a concentrated relation (high OCS) is a tight fan along
+        the first axis. The offsets of the first shuffled set of the PCS are projected onto the same plane.
+        """
+        index = self._words(params)
+        dataset = text(params, "dataset")
+        lowercase = flag(params, "lowercase")
+        relations = self._relations_of(index, dataset, lowercase)
+        wanted = params.get("relation", "").strip()
+        if not wanted:
+            return {"index": index.name, "dataset": dataset,
+                    "relations": [{"relation": r.name, "code": r.code, "category": r.category, "n_pairs": len(r.pairs)}
+                                  for r in relations]}
+        found = [r for r in relations if wanted == r.name or wanted.upper() == r.code]
+        if not found:
+            raise NotFound(f"dataset {dataset!r} has no relation {wanted[:80]!r} (relations: "
+                           f"{', '.join(r.code for r in relations)})")
+        rel = found[0]
+        n_shuffles = integer(params, "shuffles", 50, 1, MAX_SHUFFLES)
+        seed = integer(params, "seed", 0, 0, 2 ** 31 - 1)
+        starts, ends = index.ids(rel.starts), index.ids(rel.ends)
+        scores = score_pairs(index, rel.name, starts, ends, n_shuffles=n_shuffles, seed=seed)
+        keep = starts != ends  # score_pairs leaves zero offsets out; so does the view
+        starts, ends = starts[keep], ends[keep]
+        _, unit = unit_offsets(index.raw, starts, ends)
+        _, shuffled = unit_offsets(index.raw, starts, ends[scores.permutations[0]])
+        axes, explained = plane_through_origin(unit)
+        true_xy, shuffled_xy = unit @ axes.T, shuffled @ axes.T
+        points = [{"start": index.words[s], "end": index.words[e], "x": float(x), "y": float(y)}
+                  for s, e, (x, y) in zip(starts, ends, true_xy)]
+        shuffled_points = [{"start": index.words[s], "end": index.words[e], "x": float(x), "y": float(y)}
+                           for s, e, (x, y) in zip(starts, ends[scores.permutations[0]], shuffled_xy)]
+        return {"index": index.name, "dataset": dataset, "relation": rel.name, "category": rel.category,
+                "n_pairs": scores.n_pairs, "ocs": scores.ocs, "pcs": scores.pcs, "shuffles": n_shuffles, "seed": seed,
+                "explained": [float(e) for e in explained], "points": points, "shuffled": shuffled_points}
+
+    # ---------------------------------------------------------------------------------------- senses
+
+    def senses(self, params: Mapping[str, str]) -> dict:
+        """``GET /api/senses?index=&sentence=&target=&k=&occurrence=&definitions=``: embed the target in the
+        sentence with the token index's model, layers and pooling, and rank the index's instances of its lemma by
+        cosine (``query senses``: each row's sentence has its target marked ``[[...]]``). ``query`` is the query
+        sentence marked the same way; ``note`` says when the index had no instance of the lemma (all ranked)."""
+        index = self.indexes.get(text(params, "index"), TokenIndex)
+        sentence = text(params, "sentence", limit=MAX_TEXT)
+        target = text(params, "target")
+        k = integer(params, "k", 10, 1, MAX_K)
+        occurrence = integer(params, "occurrence", 1, 1, 1000)
+        definitions = flag(params, "definitions")
+        settings = index.settings
+        key = ("encoder", settings["model"], tuple(settings["layers"]), settings["pooling"])
+        encoder, lock = self.models.get(key, index.encoder)
+        with lock:
+            index._encoder = encoder  # the view's encoder cache: one encoder per model for the whole process
+            table = index.query(sentence, target, k, occurrence=occurrence, definitions=definitions)
+        meta = {key.decode(): value.decode() for key, value in (table.schema.metadata or {}).items()}
+        return {"index": index.name, "query": meta.get("query", ""), "note": meta.get("note", ""),
+                "k": k, "rows": table.to_pylist()}
+
+    # ----------------------------------------------------------------------------------------- probe
+
+    def probe(self, params: Mapping[str, str]) -> dict:
+        """``GET /api/probe?model=&text=&k=``: the masked LM's top-k tokens for the one blank ``___`` of the text."""
+        model = text(params, "model", default=DEFAULT_MLM)
+        sentence = text(params, "text", limit=MAX_TEXT)
+        k = integer(params, "k", 10, 1, MAX_K)
+        lm, lock = self.models.get(("mlm", model), lambda: MaskedLM.load(model))
+        with lock:
+            rows = top_predictions(lm, sentence, min(k, lm.vocab_size))
+        return {"model": model, "text": sentence, "k": k, "rows": rows}
+
+
+def plane_through_origin(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(2, d) orthonormal axes of the plane through the origin closest to the rows of ``unit`` (least squares:
+    the top two right singular vectors), and the share of the rows' squared length each axis holds. The first
+    axis is turned to point along the rows' mean, so that a concentrated set points right."""
+    unit = np.asarray(unit, dtype=np.float64)
+    _, s, vt = np.linalg.svd(unit, full_matrices=False)
+    axes = vt[:2].copy()
+    if len(axes) < 2:  # fewer than two rows or dimensions: pad with a zero axis
+        axes = np.vstack([axes, np.zeros((2 - len(axes), unit.shape[1]))])
+    if axes[0] @ unit.mean(axis=0) < 0:
+        axes[0] = -axes[0]
+    total = float((s ** 2).sum()) or 1.0
+    explained = np.zeros(2)
+    explained[: min(2, len(s))] = (s[:2] ** 2) / total
+    return axes, explained

@@ -1,0 +1,103 @@
+"""What one server process keeps open: the indexes it answers from and the models it runs.
+
+An index is opened once and kept; before each use the server looks at its ``manifest.json`` (one ``stat``). A
+writer (``lexprobe ota --into``, ``index words``, ...) commits by swapping in a new folder with a new manifest, so a
+changed inode, size or time means a new version: the index is opened again, and requests already running finish on
+the version they started with (the store holds its files open, see :mod:`lexprobe.core.store`). Nothing here writes.
+
+Models are loaded once per process and name, and each is used by one request at a time (a lock per model): a
+tokenizer is not safe to share between threads, and on a CPU two forward passes at once are no faster than two
+in turn.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..core.errors import LexprobeError
+from ..core.store import MANIFEST, check_name, list_indexes
+
+
+class NotFound(LexprobeError):
+    """Something named in a request does not exist (an index, a word, a dataset, a relation): HTTP 404."""
+
+
+@dataclass
+class _Entry:
+    stamp: tuple
+    view: Any
+
+
+def _stamp(path: Path) -> tuple | None:
+    """What changes when a writer swaps in a new version of the manifest at ``path`` (None: no manifest)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class OpenIndexes:
+    """Indexes under one home, opened on first use and reopened when their manifest changes."""
+
+    def __init__(self, home: str | os.PathLike):
+        self.home = Path(home)
+        self._entries: dict[str, _Entry] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self.opens = 0  # how many times an index was (re)opened: the tests watch it
+
+    def names(self) -> list[str]:
+        return [p.name for p in list_indexes(self.home)]
+
+    def get(self, name: str, view_class) -> Any:
+        """The open view (``WordIndex``, ``TokenIndex``, ...) of index ``name`` at its current version."""
+        try:
+            check_name(name)
+        except LexprobeError:
+            raise LexprobeError(f"bad index name {name!r}") from None
+        stamp = _stamp(self.home / name / MANIFEST)
+        if stamp is None:
+            known = ", ".join(self.names()) or "none"
+            raise NotFound(f"no index named {name!r} (indexes: {known})")
+        entry = self._entries.get(name)
+        if entry is not None and entry.stamp == stamp and isinstance(entry.view, view_class):
+            return entry.view
+        with self._guard:
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock:  # one open per index at a time; the others wait for it and reuse it
+            entry = self._entries.get(name)
+            if entry is None or entry.stamp != stamp or not isinstance(entry.view, view_class):
+                view = view_class.open(self.home, name)
+                self.opens += 1
+                entry = self._entries[name] = _Entry(stamp, view)
+            return entry.view
+
+    def version(self, name: str) -> str:
+        """The version id of the open index ``name`` (keys caches of things computed from it)."""
+        return self._entries[name].view.store.manifest["version_id"]
+
+
+class Models:
+    """Models loaded once per process, each with the lock its users take around it."""
+
+    def __init__(self):
+        self._models: dict[tuple, tuple[Any, threading.Lock]] = {}
+        self._guard = threading.Lock()
+
+    def get(self, key: tuple, load: Callable[[], Any]) -> tuple[Any, threading.Lock]:
+        """``(model, lock)`` for ``key``, calling ``load()`` the first time (under the lock, so only once)."""
+        with self._guard:
+            if key not in self._models:
+                self._models[key] = (None, threading.Lock())
+            _, lock = self._models[key]
+        with lock:
+            model, _ = self._models[key]
+            if model is None:
+                model = load()
+                self._models[key] = (model, lock)
+        return model, lock

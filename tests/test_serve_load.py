@@ -1,0 +1,62 @@
+"""``lexprobe serve`` over real HTTP on loopback: the command itself, and a bounded load test (200 requests from 8
+concurrent clients on the 400k GloVe: no errors; latencies recorded, never asserted)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+from lexprobe.serve.load import latency_row, load_test
+
+
+def test_latency_row_percentiles_by_hand():
+    row = latency_row("x", [i / 1000 for i in range(1, 101)], [200] * 99 + [500])
+    assert (row["requests"], row["errors"]) == (100, 1)
+    # numpy's linear interpolation: p50 of 1..100 ms is 50.5, p99 is 99.01
+    assert row["p50_ms"] == pytest.approx(50.5) and row["p99_ms"] == pytest.approx(99.01)
+    assert row["max_ms"] == pytest.approx(100)
+
+
+def test_bench_serve_200_requests_from_8_clients(cli, glove_home, tmp_path):
+    record = tmp_path / "serve.md"
+    r = cli("--home", glove_home, "bench", "serve", "--index", "glove", "--requests", 200, "--clients", 8,
+            "--record", record)
+    assert r.code == 0, r
+    text = record.read_text()
+    rows = {m.group(1): m.groups()[1:] for m in re.finditer(
+        r"^\| (/api/\w+|all) \| (\d+) \| (\d+) \| ([\d.]+) \| [\d.]+ \| ([\d.]+) \|", text, re.M)}
+    assert rows["/api/neighbors"][:2] == ("100", "0") and rows["/api/analogy"][:2] == ("100", "0")
+    assert rows["all"][:2] == ("200", "0")
+    assert float(rows["all"][2]) <= float(rows["all"][3])  # p50 <= p99
+    assert "200 requests from 8 concurrent clients" in text and "errors: 0" in text
+
+
+def test_load_test_counts_failures(glove_home):
+    from lexprobe.serve.app import Running
+
+    with Running(glove_home) as url:
+        result = load_test(url, ["/api/neighbors?index=glove&word=king", "/api/neighbors?index=glove&word=qxqxzz"],
+                           requests=10, clients=4)
+    assert result["errors"] == 5 and sorted(set(result["statuses"])) == [200, 404]
+
+
+def test_the_serve_command_listens_on_loopback_and_answers(glove_home):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "lexprobe", "--home", str(glove_home), "serve", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = process.stdout.readline()
+        match = re.search(r"at (http://127\.0\.0\.1:(\d+)/)", line)
+        assert match, (line, process.stderr.read() if process.poll() is not None else "")
+        with urllib.request.urlopen(match.group(1) + "api/indexes", timeout=60) as response:
+            body = json.load(response)
+        assert [(i["name"], i["kind"]) for i in body["indexes"]] == [("glove", "words")]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
