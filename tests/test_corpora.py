@@ -8,7 +8,7 @@ import json
 import pyarrow.compute as pc
 import pytest
 
-from lexprobe.sources.datasets.corpus import read_corpus
+from lexprobe.sources.datasets.corpora import read_corpus
 from lexprobe.sources.datasets.streusle import _vis_units
 from lexprobe.core.errors import InputError, LexprobeError
 

@@ -85,7 +85,7 @@ def test_layers_above_the_chosen_ones_are_not_run(encoder):
 
 
 def test_batched_equals_one_sentence_at_a_time(encoder, shared_data):
-    from lexprobe.sources.datasets.corpus import read_corpus
+    from lexprobe.sources.datasets.corpora import read_corpus
     from lexprobe.perf.encode import sample_sentences
 
     corpus = read_corpus(f"wsd:{shared_data / 'wsd_eval/semeval2007'}")

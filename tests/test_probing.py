@@ -8,7 +8,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from lexprobe.sources.datasets.wnlampro import Entry, write_dataset
+from lexprobe.runs.rare_words import write_dataset
+from lexprobe.sources.datasets.wnlampro import Entry
 from lexprobe.core.errors import LexprobeError
 from lexprobe.analyses.patterns import PATTERNS, article, check_pattern, fill
 from lexprobe.analyses.probing import MaskedLM, make_query, probe, random_scores, rank_targets

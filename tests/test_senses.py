@@ -149,7 +149,8 @@ def test_rank_senses_same_corpus_leaves_each_query_out():
 
 def test_bucket_report_writes_tables_curves_and_checks(tmp_path):
     from lexprobe.runs.run_dir import RunDir
-    from lexprobe.analyses.sense_cells import cell_labels, write_bucket_report
+    from lexprobe.analyses.sense_cells import cell_labels
+    from lexprobe.runs.senses import write_bucket_report
     from lexprobe.analyses.senses import rank_senses
 
     database, queries = _toy_corpora()

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from lexprobe.sources.datasets.corpus import read_corpus
+from lexprobe.sources.datasets.corpora import read_corpus
 from lexprobe.kinds.tokens import TokenIndex, encode_sentences, limit_corpus
 
 
@@ -87,3 +87,20 @@ def test_bad_options_are_one_line_errors(tmp_path, cli, home, args, message):
     r = cli("--home", home, "index", "tokens", "--corpus", f"jsonl:{path}", "--name", "x", *args)
     assert r.code == 2 and message in r.err and r.err.strip().count("\n") == 0, r
     assert not (home / "x").exists()
+
+
+def test_query_example_in_the_docstring_runs():
+    """TokenIndex's ``>>>`` example: a three-sentence JSONL corpus indexed with MiniLM, its repr, and a query
+    by example whose two nearest instances are the two 'slope' senses of 'bank'."""
+    import doctest
+
+    import lexprobe
+    import lexprobe.kinds.tokens as tokens
+
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in doctest.DocTestFinder().find(tokens, globs={"lexprobe": lexprobe}) if t.examples]
+    assert tests
+    for test in tests:
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted >= 8

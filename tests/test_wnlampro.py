@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from lexprobe.sources.datasets.wnlampro import (Builder, Entry, assign_splits, bucket_of, read_authors_txt, read_dataset,
-                                      table4, write_dataset, zipf)
+from lexprobe.analyses.wnlampro_build import Builder, assign_splits, table4
+from lexprobe.runs.rare_words import write_dataset
+from lexprobe.sources.datasets.wnlampro import Entry, bucket_of, read_authors_txt, read_dataset, zipf
 from lexprobe.core.errors import InputError
 from lexprobe.core.formatting import render
 from lexprobe.sources.wordnet import load_wordnet

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ..core.errors import LexprobeError
+from ..sources.datasets.wnlampro import RELATIONS
 
 KEYWORD = "<W>"
 BLANK = "___"
@@ -39,7 +40,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         "“<W>” . did you mean “___” ?",
     ),
 }
-RELATIONS = tuple(PATTERNS)
+assert tuple(PATTERNS) == RELATIONS  # one pattern list per relation of the dataset
 
 # Words spelled with a vowel letter but said with a consonant sound ("a unicorn") and the reverse ("an hour").
 _A_BEFORE_VOWEL = re.compile(r"(uni|use|usu|uti|ure|uro|eu|ewe|one|once|ubiq|uvu|ufo)")

@@ -387,42 +387,19 @@ def side_by_side(summary_rows: Sequence[dict], strategies: Sequence[str]) -> lis
     return [{c: row.get(c) for c in columns} for row in cells.values()]
 
 
-def run_wnlampro(model: str, dataset, *, strategies: Sequence[str] = ("original",), split: str = "all",
-                 relations: Sequence[str] = (), limit: int | None = None, cutoff: int = DEFAULT_CUTOFF,
-                 batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0, out=None) -> dict:
-    """Probe a WNLaMPro file with ``model`` and write the run folder: ``entries.parquet`` (one row per strategy
-    and entry), ``by_bucket`` (long), ``table.md`` (strategies side by side), ``figure2.png``, ``summary.json``."""
-    from ..sources.datasets.wnlampro import BUCKETS, read_dataset
-    from ..core.formatting import markdown_table
-    from ..runs.plots import bar_chart
-    from ..runs.run_dir import RunDir
-
-    entries = select(read_dataset(dataset), split=split, relations=relations, limit=limit, seed=seed)
-    if not entries:
-        raise LexprobeError(f"{dataset}: no entries for split {split!r} and relations {list(relations) or 'all'}")
-    lm = MaskedLM.load(model)
+def probe_tables(entries: Sequence, lm: MaskedLM, *, strategies: Sequence[str] = ("original",),
+                 cutoff: int = DEFAULT_CUTOFF, batch_size: int = 64, ota_iterations: int | None = None,
+                 seed: int = 0) -> dict:
+    """:func:`probe` and its tables: ``rows`` (one per strategy and entry), ``by_bucket`` (MRR, P@k per strategy,
+    relation and bucket), ``overall`` (per strategy and bucket), ``wide`` (strategies side by side) and
+    ``summary`` (with ``mrr_by_bucket`` and the random baseline's ``random_mrr_by_bucket``)."""
     ota_options = {"iterations": ota_iterations} if ota_iterations else {}
     rows, summary = probe(entries, lm, strategies=strategies, cutoff=cutoff, batch_size=batch_size,
                           ota_options=ota_options, seed=seed)
     long = aggregate(rows)
     overall = aggregate(rows, by=("strategy", "bucket"))
-    wide = side_by_side(long, strategies)
-    summary.update({"model": model, "dataset": str(dataset), "split": split, "limit": limit, "seed": seed,
-                    "mrr_by_bucket": {f"{r['strategy']}/{r['bucket']}": r["mrr"] for r in overall},
+    summary.update({"mrr_by_bucket": {f"{r['strategy']}/{r['bucket']}": r["mrr"] for r in overall},
                     "random_mrr_by_bucket": {r["bucket"]: r["random_mrr"] for r in overall
                                              if r["strategy"] == strategies[0]}})
-    markdown = markdown_table(wide)
-    if out is not None:
-        run = RunDir(out)
-        run.write_table("entries", rows, markdown=False)
-        run.write_table("by_bucket", long)
-        run.write_table("overall", overall)
-        run.write_text("table.md", markdown + "\n")
-        run.write_json("summary.json", summary)
-        labels = [b for b in BUCKETS + ("all",) if any(r["bucket"] == b for r in overall)]
-        series = {s: [next((r["mrr"] for r in overall if r["strategy"] == s and r["bucket"] == b), 0.0)
-                      for b in labels] for s in strategies}
-        series["random"] = [summary["random_mrr_by_bucket"].get(b, 0.0) for b in labels]
-        bar_chart(run.file("figure2.png"), labels, series, ylabel="MRR",
-                  title=f"WNLaMPro MRR by keyword frequency ({model}, {split})")
-    return {"rows": rows, "by_bucket": long, "overall": overall, "summary": summary, "markdown": markdown}
+    return {"rows": rows, "by_bucket": long, "overall": overall, "wide": side_by_side(long, strategies),
+            "summary": summary}

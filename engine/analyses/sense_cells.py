@@ -2,7 +2,8 @@
 ``r`` = the proportion of the lemma's instances in D that carry the query's sense.
 
 Default cells: l < 500 / l >= 500 x r < 0.25 / r >= 0.25 (the paper's); both edge lists are configurable.
-The counts come from DuckDB over D's token table (the index's memory-mapped shards).
+The counts come from DuckDB over D's token table (the index's memory-mapped shards). Pure computation: the
+run layer (:mod:`lexprobe.runs.senses`) writes the tables and plots.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ..core.formatting import markdown_table
-from ..runs.plots import line_plot
-from ..runs.run_dir import RunDir
 
 DEFAULT_LEMMA_EDGES = (500,)
 DEFAULT_RATIO_EDGES = (0.25,)
@@ -109,52 +107,14 @@ def summarize_cells(per_query: pa.Table, labels: Sequence[str]) -> tuple[list[di
     return rows, curves
 
 
-def write_bucket_report(run: RunDir, runs: dict[str, pa.Table], labels: Sequence[str], *, meta: dict) -> dict:
-    """Write a Table-1 report of several runs (models or layers) side by side into ``run``:
-
-    - ``queries.parquet``: every run's per-query table with a ``run`` column;
-    - ``cells.parquet`` / ``cells.md``: one row per (run, cell) with the summary numbers;
-    - ``buckets.md``: the cells as rows and each run's mean P@k and MAP as columns, beside the random baseline
-      (taken from the first run; the same database and queries give every run the same baseline);
-    - ``p_at_k-<cell>.png``: P@k curves per cell (one per run, and the random baseline), like Figure 2;
-    - ``summary.json``: ``meta``, the cell rows and the two checks (every cell beats random; rare senses
-      r below the first ratio edge score lower than the rest).
-    Returns the summary.
-    """
-    tables, cell_rows, all_curves = [], [], {}
+def summarize_runs(runs: dict[str, pa.Table], labels: Sequence[str]) -> tuple[list[dict], dict[str, dict]]:
+    """:func:`summarize_cells` of several runs (models or layers): the cell rows with a ``run`` column, and per
+    run its curves."""
+    cell_rows, curves = [], {}
     for name, table in runs.items():
-        tables.append(table.append_column("run", pa.array([name] * len(table), pa.string())))
-        rows, curves = summarize_cells(table, labels)
+        rows, curves[name] = summarize_cells(table, labels)
         cell_rows += [{"run": name, **row} for row in rows]
-        all_curves[name] = curves
-    run.write_table("queries", pa.concat_tables(tables, promote_options="default"), markdown=False)
-    run.write_table("cells", cell_rows)
-    names = list(runs)
-    first = [r for r in cell_rows if r["run"] == names[0]]
-    wide = []
-    for base in first:
-        row = {"cell": base["cell"], "queries": base["queries"], "random P@k": base["random_p_at_k_mean"],
-               "random MAP": base["random_map"]}
-        for name in names:
-            mine = next(r for r in cell_rows if r["run"] == name and r["cell"] == base["cell"])
-            row[f"{name} P@k"], row[f"{name} MAP"] = mine["p_at_k_mean"], mine["map"]
-        wide.append(row)
-    k_max = next((len(c["p_at_k"]) for curves in all_curves.values() for c in curves.values()), 0)
-    note = (f"P@k = mean over k = 1..{k_max} of the mean P@k of the cell's queries (the paper's Table-1 number); "
-            "MAP = mean true average precision over the full candidate ranking.")
-    run.write_text("buckets.md", markdown_table(wide) + "\n\n" + note + "\n")
-    plots = {}
-    for label in labels:
-        curves = {name: all_curves[name][label]["p_at_k"] for name in names if label in all_curves[name]}
-        if not curves:
-            continue
-        curves["random"] = all_curves[names[0]][label]["random_p_at_k"]
-        slug = label.replace(", ", "_").replace("<=", "le").replace(">=", "ge").replace("<", "lt")
-        plots[label] = line_plot(run.file(f"p_at_k-{slug}.png"), np.arange(1, k_max + 1), curves,
-                                 title=f"P@k, {label}", xlabel="k", ylabel="precision at k").name
-    summary = {"meta": meta, "cells": cell_rows, "plots": plots, "checks": bucket_checks(cell_rows)}
-    run.write_json("summary.json", summary)
-    return summary
+    return cell_rows, curves
 
 
 def bucket_checks(cell_rows: Sequence[dict]) -> dict:

@@ -244,10 +244,3 @@ def _list_column(matrix: np.ndarray) -> pa.FixedSizeListArray:
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
 
-
-def report_stage(run_dir, settings):
-    """The main job's ``senses`` section (``lexprobe.runs.main_job`` names this function); see
-    :func:`lexprobe.runs.senses.report_stage`."""
-    from ..runs.senses import report_stage as stage
-
-    return stage(run_dir, settings)

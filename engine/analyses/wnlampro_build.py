@@ -1,5 +1,6 @@
-"""WNLaMPro (Schick & Schütze, "Rare words", section 5): build it from WordNet 3.0, write it, read it back, and
-read the authors' released ``WNLaMPro.txt``.
+"""WNLaMPro (Schick & Schütze, "Rare words", section 5) built from WordNet 3.0: the entries and Table 4 (the run
+layer writes them: :func:`lexprobe.runs.rare_words.write_dataset`; :mod:`lexprobe.sources.datasets.wnlampro` reads
+them back).
 
 An entry is a triple (keyword, relation, targets). Rules, following the paper:
 
@@ -24,67 +25,17 @@ Keywords never appear among their own targets. Ties in "most frequent" break alp
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import asdict, dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ...core.errors import InputError, LexprobeError
-from ...analyses.patterns import RELATIONS
-from ...core.progress import bar
-from .json_lines import json_objects
+from ..core.errors import LexprobeError
+from ..core.progress import bar
+from ..sources.datasets.wnlampro import BUCKETS, FREQUENT_FROM, RELATIONS, Entry, estimated_count, zipf
 
 WORD_RE = re.compile(r"[a-z.-]+")
-BUCKETS = ("rare", "medium", "frequent")
-RARE_BELOW, FREQUENT_FROM = 1.0, 2.0  # Zipf thresholds: WWC counts 10 and 100 per ~1e9 tokens
 DEV_FRACTION = 0.1
-DATASET_FILE = "wnlampro.jsonl"
-
-
-@dataclass
-class Entry:
-    """One WNLaMPro triple with its keyword's part of speech, Zipf frequency, estimated count and bucket."""
-
-    id: int
-    split: str
-    keyword: str
-    relation: str
-    targets: list[str]
-    pos: str = ""
-    zipf: float = 0.0
-    count: int = 0
-    bucket: str = field(default="")
-
-    def __post_init__(self):
-        if not self.bucket:
-            self.bucket = bucket_of(self.zipf)
-
-
-def bucket_of(zipf: float) -> str:
-    """rare (Zipf < 1, absent words included), medium (1 <= Zipf < 2) or frequent (Zipf >= 2)."""
-    return "rare" if zipf < RARE_BELOW else "medium" if zipf < FREQUENT_FROM else "frequent"
-
-
-def bucket_of_count(count: int) -> str:
-    """The paper's buckets from a WWC count: < 10 rare, 10..99 medium, >= 100 frequent."""
-    return "rare" if count < 10 else "medium" if count < 100 else "frequent"
-
-
-@lru_cache(maxsize=None)
-def zipf(word: str) -> float:
-    """wordfreq's English Zipf frequency (0.0 for unknown words)."""
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
-
-
-def estimated_count(z: float) -> int:
-    """The count a ~1e9-token corpus would give a word of Zipf ``z`` (0 for unknown words)."""
-    return int(round(10 ** z)) if z > 0 else 0
 
 
 def most_frequent(words: Iterable[str], n: int, freq: Callable[[str], float] = zipf) -> list[str]:
@@ -233,9 +184,9 @@ def assign_splits(raw: Sequence[tuple[str, str, str, list[str]]], *, freq: Calla
 def build_wnlampro(model: str, *, seed: int = 0, n_corruptions: int = 2880, home=None,
                    relations: Sequence[str] = RELATIONS) -> list[Entry]:
     """WNLaMPro for ``model``'s vocabulary (T = its whole-word tokens) from WordNet 3.0."""
-    from ..models import load_tokenizer
-    from ..vector_files import whole_word_tokens
-    from ..wordnet import load_wordnet
+    from ..sources.models import load_tokenizer
+    from ..sources.vector_files import whole_word_tokens
+    from ..sources.wordnet import load_wordnet
 
     words, _ = whole_word_tokens(load_tokenizer(model))
     return Builder(load_wordnet(home), words, seed=seed).build(n_corruptions=n_corruptions, relations=relations)
@@ -258,98 +209,3 @@ def table4(entries: Sequence[Entry]) -> list[dict]:
         row["test"] = sum(e.split == "test" for e in sel)
         rows.append(row)
     return rows
-
-
-# --------------------------------------------------------------------------------------------------- write / read
-
-def _annotated(word: str, pos: str, z: float, count: int) -> str:
-    return f"{word} ({pos or '-'},{z:g},{count})"
-
-
-def write_dataset(entries: Sequence[Entry], out: str | Path) -> dict[str, Path]:
-    """``<out>/wnlampro.jsonl``, ``wnlampro.parquet``, the authors' ``WNLaMPro.txt`` format and ``table4.md``."""
-    import pyarrow as pa
-
-    from ...runs.run_dir import RunDir
-
-    run = RunDir(out)
-    rows = [asdict(e) for e in entries]
-    paths = {"jsonl": run.write_text(DATASET_FILE, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))}
-    paths["parquet"] = run.write_table("wnlampro", pa.Table.from_pylist(rows), markdown=False)
-    lines = []
-    for e in entries:
-        targets = [_annotated(t, e.pos, round(zipf(t), 2), estimated_count(round(zipf(t), 2))) for t in e.targets]
-        lines.append("\t".join([str(e.id), e.split, _annotated(e.keyword, e.pos, e.zipf, e.count), e.relation]
-                               + targets))
-    paths["txt"] = run.write_text("WNLaMPro.txt", "\n".join(lines) + "\n")
-    paths["table4"] = run.write_table("table4", table4(entries))
-    return paths
-
-
-_ANNOTATED_RE = re.compile(r"(?P<word>\S+) \((?P<pos>[^,()]*),(?P<zipf>[^,()]*),(?P<count>[^,()]*)\)")
-
-
-def read_authors_txt(path: str | Path) -> list[Entry]:
-    """The released ``WNLaMPro.txt``: ``ID<TAB>dev|test<TAB>key (pos,zipf,count)<TAB>relation<TAB>targets...``,
-    each target annotated like the key. Buckets come from the WWC count, as in the paper."""
-    path = Path(path)
-    entries = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            cols = line.split("\t")
-            if len(cols) < 5:
-                raise InputError(path, f"expected ID, dev|test, key, relation and targets separated by tabs, "
-                                       f"found {len(cols)} column(s)", n)
-            ident, split, key, relation, *targets = cols
-            if split not in ("dev", "test"):
-                raise InputError(path, f"set type must be 'dev' or 'test', not {split!r}", n)
-            if relation not in RELATIONS:
-                raise InputError(path, f"unknown relation {relation!r} (known: {', '.join(RELATIONS)})", n)
-            parsed = []
-            for text in [key] + targets:
-                m = _ANNOTATED_RE.fullmatch(text.strip())
-                if not m:
-                    raise InputError(path, f"{text!r} is not an annotated word 'WORD (POS,ZIPF,COUNT)'", n)
-                try:
-                    parsed.append((m["word"], m["pos"], float(m["zipf"]), int(float(m["count"]))))
-                except ValueError:
-                    raise InputError(path, f"{text!r}: ZIPF and COUNT must be numbers", n) from None
-            try:
-                ident_int = int(ident)
-            except ValueError:
-                raise InputError(path, f"ID {ident!r} is not an integer", n) from None
-            word, pos, z, count = parsed[0]
-            entries.append(Entry(ident_int, split, word, relation, [p[0] for p in parsed[1:]], pos, z, count,
-                                 bucket_of_count(count)))
-    return entries
-
-
-def read_jsonl(path: str | Path) -> list[Entry]:
-    """Entries written by ``write_dataset`` (one JSON object a line)."""
-    path = Path(path)
-    entries = []
-    for n, row in json_objects(path):
-        try:
-            entry = Entry(**row)
-        except TypeError as exc:
-            raise InputError(path, f"not a WNLaMPro entry: {str(exc).splitlines()[0]}", n) from None
-        if entry.relation not in RELATIONS:
-            raise InputError(path, f"unknown relation {entry.relation!r} (known: {', '.join(RELATIONS)})", n)
-        entries.append(entry)
-    return entries
-
-
-def read_dataset(path: str | Path) -> list[Entry]:
-    """A built dataset folder, its ``wnlampro.jsonl``, or the authors' ``WNLaMPro.txt``."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / DATASET_FILE
-    if not path.is_file():
-        raise LexprobeError(f"{path}: no such WNLaMPro file (build one with 'lexprobe data build-wnlampro')")
-    try:
-        return read_jsonl(path) if path.suffix == ".jsonl" else read_authors_txt(path)
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None

@@ -7,6 +7,7 @@ import os
 import click
 
 from .root import Context, bench_group, cli, format_option, paper_command
+from .options import NON_NEGATIVE, NON_NEGATIVE_FLOAT, POSITIVE, POSITIVE_FLOAT, SEED
 from ..core.errors import InputError, LexprobeError
 from ..analyses.ota import DEFAULTS as _DEFAULTS
 from ..core.formatting import render
@@ -38,15 +39,15 @@ def read_words(values) -> list[str]:
 def ota_options(f):
     """The optimisation options shared by ``ota`` and the benchmarks."""
     for option in reversed([
-        click.option("--iterations", type=int, default=_DEFAULTS["iterations"], show_default=True,
+        click.option("--iterations", type=POSITIVE, default=_DEFAULTS["iterations"], show_default=True,
                      help="Adam steps per word at most (the paper: 4000 with random contexts)."),
         click.option("--contexts", type=click.Choice(["random", "static"]), default=_DEFAULTS["contexts"],
                      show_default=True, help="static: [CLS] w . [SEP]; random: [CLS] t_l w t_r . [SEP] with new "
                                              "random whole words every iteration."),
         click.option("--init", type=click.Choice(["zeros", "mean"]), default=_DEFAULTS["init"], show_default=True,
                      help="Start from zeros (the paper) or the mean of the word's subword embeddings."),
-        click.option("--lr", type=float, default=_DEFAULTS["lr"], show_default=True, help="Adam learning rate."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random contexts."),
+        click.option("--lr", type=POSITIVE_FLOAT, default=_DEFAULTS["lr"], show_default=True, help="Adam learning rate."),
+        click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random contexts."),
     ]):
         f = option(f)
     return f
@@ -64,11 +65,11 @@ def ota_options(f):
 @ota_options
 @click.option("--layers", default=_DEFAULTS["layers"], show_default=True,
               help="Layers in the loss: 'all' (1..L, the paper), 'all-but-last' (the authors' code) or '1,2,3'.")
-@click.option("--batch-size", type=int, default=64, show_default=True, help="Words optimised together.")
-@click.option("--patience", type=int, default=_DEFAULTS["patience"], show_default=True,
+@click.option("--batch-size", type=POSITIVE, default=64, show_default=True, help="Words optimised together.")
+@click.option("--patience", type=NON_NEGATIVE, default=_DEFAULTS["patience"], show_default=True,
               help="Stop a word once its loss (mean over 50 iterations) has not improved by --tol for this many "
                    "iterations; 0 runs all --iterations.")
-@click.option("--tol", type=float, default=_DEFAULTS["tol"], show_default=True,
+@click.option("--tol", type=NON_NEGATIVE_FLOAT, default=_DEFAULTS["tol"], show_default=True,
               help="Relative improvement that counts for --patience.")
 @click.option("--replace", is_flag=True, help="Replace words the index already has (otherwise an error).")
 @format_option
@@ -100,8 +101,8 @@ def ota_cmd(obj: Context, model, into, word_args, more_words, iterations, contex
 
 @bench_group.command("ota")
 @click.option("--model", default="splade-tiny", show_default=True, help="The model to approximate words with.")
-@click.option("--words", "n_words", type=int, default=64, show_default=True, help="Words in the batched run.")
-@click.option("--loop-words", type=int, default=16, show_default=True,
+@click.option("--words", "n_words", type=POSITIVE, default=64, show_default=True, help="Words in the batched run.")
+@click.option("--loop-words", type=POSITIVE, default=16, show_default=True,
               help="Words of those optimised one at a time (its rate is per word).")
 @ota_options
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/ota.md", show_default=True,
@@ -124,54 +125,40 @@ def _floats(text: str) -> list[float]:
 
 @paper_command("ota-recovery")
 @click.option("--model", default="minilm", show_default=True, help="The model.")
-@click.option("--words", "n_words", type=int, default=32, show_default=True,
+@click.option("--words", "n_words", type=POSITIVE, default=32, show_default=True,
               help="One-token words approximated as if unknown (the paper: 1000).")
-@click.option("--iterations", type=int, default=1000, show_default=True, help="Iterations (the paper: up to 5000).")
+@click.option("--iterations", type=POSITIVE, default=1000, show_default=True, help="Iterations (the paper: up to 5000).")
 @click.option("--contexts", default="static,random", show_default=True, help="Context variants, comma-separated.")
 @click.option("--inits", default="zeros", show_default=True, help="Inits, comma-separated (zeros, mean).")
 @click.option("--lrs", default="0.001", show_default=True, help="Learning rates, comma-separated.")
-@click.option("--every", type=int, default=50, show_default=True, help="Iterations between measurements.")
+@click.option("--every", type=POSITIVE, default=50, show_default=True, help="Iterations between measurements.")
 @click.option("--layers", default="all", show_default=True, help="Layers in the loss (see lexprobe ota).")
-@click.option("--patience", type=int, default=_DEFAULTS["patience"], show_default=True,
+@click.option("--patience", type=NON_NEGATIVE, default=_DEFAULTS["patience"], show_default=True,
               help="Early stop evaluated on the recorded losses.")
-@click.option("--tol", type=float, default=_DEFAULTS["tol"], show_default=True,
+@click.option("--tol", type=NON_NEGATIVE_FLOAT, default=_DEFAULTS["tol"], show_default=True,
               help="Relative improvement for --patience.")
-@click.option("--batch-size", type=int, default=256, show_default=True, help="Rows (word x setting) per batch.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the word sample and contexts.")
+@click.option("--batch-size", type=POSITIVE, default=256, show_default=True, help="Rows (word x setting) per batch.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the word sample and contexts.")
 @click.option("--out", type=click.Path(file_okay=False), default="runs/ota_recovery", show_default=True,
               help="Run folder: curve and summary tables (Parquet + markdown), recovery.png.")
-@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/ota_recovery.md", show_default=True,
-              help="Markdown file the summary is appended to ('' for none).")
+@click.option("--record", type=click.Path(dir_okay=False), default="", show_default=False,
+              help="Also append the printed summary to this markdown file (default: none; the run writes only "
+                   "into --out).")
 def bench_ota_recovery(model, n_words, iterations, contexts, inits, lrs, every, layers, patience, tol, batch_size,
                        seed, out, record) -> None:
     """Single-token recovery (the paper's Figure 1): mean cosine distance of OTA to the true embedding of
     one-token words against iterations, per context variant, init and learning rate; plus how many
     iterations each setting needs for 95% of its final quality and where the early stop would end."""
-    from ..sources.models import load_encoder, load_tokenizer
-    from ..analyses.ota_recovery import REFERENCE, run_recovery, winner
+    from ..analyses.ota_recovery import REFERENCE, winner
     from ..perf.common import record as record_md
-    from ..runs.plots import line_plot
-    from ..runs.run_dir import RunDir
+    from ..runs.rare_words import run_ota_recovery
 
     variants = [c.strip() for c in contexts.split(",") if c.strip()]
     init_list = [i.strip() for i in inits.split(",") if i.strip()]
-    bad = [c for c in variants if c not in ("static", "random")] + [i for i in init_list if i not in ("zeros", "mean")]
-    if bad:
-        raise LexprobeError(f"unknown context variant or init: {', '.join(bad)}")
-    tokenizer, encoder = load_tokenizer(model), load_encoder(model)
-    res = run_recovery(encoder, tokenizer, n_words=n_words, iterations=iterations, contexts=variants,
-                       inits=init_list, lrs=_floats(lrs), every=every, layers=layers, seed=seed,
-                       batch_size=batch_size, patience=patience, tol=tol)
-    run = RunDir(out)
-    run.write_table("curve", res["curve"])
-    run.write_table("summary", res["summary"])
-    run.write_json("words.json", {"model": model, "seed": seed, "words": res["words"]})
-    xs = sorted({r["iteration"] for r in res["curve"]})
-    curves = {}
-    for r in res["curve"]:
-        curves.setdefault(f"{r['contexts']} {r['init']} lr={r['lr']:g}", []).append(r["mean_cos_distance"])
-    png = line_plot(run.file("recovery.png"), xs, curves, title=f"OTA recovery of {n_words} one-token words ({model})",
-                    xlabel="iteration", ylabel="mean cosine distance to e(w)")
+    res = run_ota_recovery(model, out, n_words=n_words, iterations=iterations, contexts=variants, inits=init_list,
+                           lrs=_floats(lrs), every=every, layers=layers, patience=patience, tol=tol,
+                           batch_size=batch_size, seed=seed)
+    png = res["png"]
     best = winner(res["summary"], *REFERENCE[1:]) or winner(res["summary"], init_list[0], _floats(lrs)[0])
     notes = [f"model {model}, {n_words} one-token words (seed {seed}), {iterations} iterations, layers {layers}; "
              f"curve and PNG in {out} ({png.name})",

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from .root import Context, format_option, paper_command, query_group
+from .options import K, POSITIVE, SEED
 from .scale import opened, search_engine_options
 from ..core.errors import LexprobeError
 from ..core.formatting import render
@@ -25,13 +26,13 @@ def _floats(text: str, what: str) -> list[float]:
 @click.option("--index", "name", required=True, help="A token index (built by 'lexprobe index tokens').")
 @click.option("--sentence", required=True, help="The query sentence; words are separated by spaces.")
 @click.option("--target", required=True, help="The target word(s) in the sentence, e.g. 'on' or 'take place'.")
-@click.option("--occurrence", type=int, default=1, show_default=True,
+@click.option("--occurrence", type=POSITIVE, default=1, show_default=True,
               help="Which occurrence of the target in the sentence, when it occurs more than once.")
 @click.option("--lemma", help="Rank only the index's instances of this lemma (default: the lowercased target, "
                               "with '_' between words, or its WordNet base form, when the index has it; "
                               "otherwise every instance).")
 @click.option("--all-lemmas", is_flag=True, help="Rank every instance of the index, whatever its lemma.")
-@click.option("-k", "k", type=int, default=10, show_default=True, help="Number of results.")
+@click.option("-k", "k", type=K, default=10, show_default=True, help="Number of results.")
 @click.option("--definitions", is_flag=True,
               help="Add each result's WordNet definition (sense labels WordNet cannot resolve, such as SNACS "
                    "supersenses, get none and are counted).")
@@ -75,11 +76,11 @@ def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_le
               help="How a word's subword vectors become one vector.")
 @click.option("--out", type=click.Path(file_okay=False), default="runs/senses", show_default=True,
               help="Run folder for queries.parquet, cells.parquet/.md, buckets.md, P@k plots, summary.json.")
-@click.option("--limit-queries", type=int, help="Rank only a random sample (--seed) of N eligible queries.")
-@click.option("--database-sentences", type=int, help="Use only the first N sentences of D (trials, tests).")
-@click.option("--query-sentences", type=int, help="Use only the first N sentences of Q (trials, tests).")
-@click.option("-k", "k_max", type=int, default=DEFAULT_K, show_default=True, help="Largest k of P@k and recall@k.")
-@click.option("--min-sense-count", type=int, default=DEFAULT_MIN_SENSE_COUNT, show_default=True,
+@click.option("--limit-queries", type=POSITIVE, help="Rank only a random sample (--seed) of N eligible queries.")
+@click.option("--database-sentences", type=POSITIVE, help="Use only the first N sentences of D (trials, tests).")
+@click.option("--query-sentences", type=POSITIVE, help="Use only the first N sentences of Q (trials, tests).")
+@click.option("-k", "k_max", type=K, default=DEFAULT_K, show_default=True, help="Largest k of P@k and recall@k.")
+@click.option("--min-sense-count", type=POSITIVE, default=DEFAULT_MIN_SENSE_COUNT, show_default=True,
               help="A query needs its gold sense at least this often among its candidates in D.")
 @click.option("--lemma-edges", default=",".join(str(e) for e in DEFAULT_LEMMA_EDGES), show_default=True,
               help="Cell edges of l, the lemma's frequency in D (comma-separated).")
@@ -88,7 +89,7 @@ def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_le
 @click.option("--any-pos", is_flag=True, help="A lemma's candidates are all its instances, whatever their POS "
                                               "(default: the query's POS only, as WordNet senses are).")
 @click.option("--all-lemmas", is_flag=True, help="Rank every instance of D for each query, not only its lemma's.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --limit-queries sample.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the --limit-queries sample.")
 @click.option("--compare", is_flag=True,
               help="Also time the grouped ranking against one query at a time (the paper's loop) on the same "
                    "queries; the comparison goes to OUT/speed.md and one line on stderr.")

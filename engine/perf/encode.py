@@ -16,7 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..sources.datasets.corpus import Corpus, read_corpus
+from ..sources.datasets.corpora import read_corpus
+from ..sources.datasets.corpus import Corpus
 from ..sources.encoder import TokenEncoder
 from .common import numpy_gflops, record, timed
 

@@ -1,7 +1,7 @@
 """The Table-1 experiment of "BERT Has Uncommon Sense" as one call: find or build the token indexes of the
 database D and the query corpus Q for each model (or layer), rank, and write the bucket report side by side.
 
-Used by ``lexprobe bench senses`` and by the main job's ``senses`` stage (:func:`report_stage`).
+Used by ``lexprobe run senses`` and by the main job's ``senses`` stage (:func:`senses_stage`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..core.errors import LexprobeError
-from .run_dir import RunDir
-from ..analyses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES, cell_labels, check_edges, write_bucket_report
+import numpy as np
+import pyarrow as pa
+
+from ..analyses.sense_cells import (DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES, bucket_checks, cell_labels, check_edges,
+                                    summarize_runs)
 from ..analyses.senses import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, Instances, rank_senses
+from ..core.errors import LexprobeError
+from ..core.formatting import markdown_table
+from .plots import line_plot
+from .report import Image, Section, Table
+from .run_dir import RunDir
+
+TITLE = "Similarity ranking of sense-annotated tokens (Table 1, Figure 2)"
 
 
 @dataclass
@@ -45,7 +54,7 @@ class SenseRunOptions:
 
 def _canonical_spec(spec: str) -> str:
     """``KIND:PATH`` with the path made absolute, so the same corpus always gives the same spec."""
-    from ..sources.datasets.corpus import parse_spec
+    from ..sources.datasets.corpora import parse_spec
 
     kind, path = parse_spec(spec)
     return f"{kind}:{path.resolve()}"
@@ -59,7 +68,7 @@ def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] |
                     max_sentences: int | None) -> tuple[str, bool]:
     """The name of a token index of ``spec`` made with these settings: an existing one whose manifest says so,
     else a new one built now. Returns (name, built)."""
-    from ..sources.datasets.corpus import parse_spec
+    from ..sources.datasets.corpora import parse_spec
     from ..core.store import list_indexes, read_manifest
     from ..kinds.tokens import KIND, build_token_index
 
@@ -139,11 +148,54 @@ def run_senses(home: Path, database_spec: str, queries_spec: str, settings: Sequ
     return {**summary, "runs": runs, "instances": first}
 
 
-def report_stage(run_dir: RunDir, settings):
+def write_bucket_report(run: RunDir, runs: dict[str, pa.Table], labels: Sequence[str], *, meta: dict) -> dict:
+    """Write a Table-1 report of several runs (models or layers) side by side into ``run``:
+
+    - ``queries.parquet``: every run's per-query table with a ``run`` column;
+    - ``cells.parquet`` / ``cells.md``: one row per (run, cell) with the summary numbers;
+    - ``buckets.md``: the cells as rows and each run's mean P@k and MAP as columns, beside the random baseline
+      (taken from the first run; the same database and queries give every run the same baseline);
+    - ``p_at_k-<cell>.png``: P@k curves per cell (one per run, and the random baseline), like Figure 2;
+    - ``summary.json``: ``meta``, the cell rows and the two checks (every cell beats random; rare senses
+      r below the first ratio edge score lower than the rest).
+    Returns the summary.
+    """
+    tables = [table.append_column("run", pa.array([name] * len(table), pa.string())) for name, table in runs.items()]
+    cell_rows, all_curves = summarize_runs(runs, labels)
+    run.write_table("queries", pa.concat_tables(tables, promote_options="default"), markdown=False)
+    run.write_table("cells", cell_rows)
+    names = list(runs)
+    first = [r for r in cell_rows if r["run"] == names[0]]
+    wide = []
+    for base in first:
+        row = {"cell": base["cell"], "queries": base["queries"], "random P@k": base["random_p_at_k_mean"],
+               "random MAP": base["random_map"]}
+        for name in names:
+            mine = next(r for r in cell_rows if r["run"] == name and r["cell"] == base["cell"])
+            row[f"{name} P@k"], row[f"{name} MAP"] = mine["p_at_k_mean"], mine["map"]
+        wide.append(row)
+    k_max = next((len(c["p_at_k"]) for curves in all_curves.values() for c in curves.values()), 0)
+    note = (f"P@k = mean over k = 1..{k_max} of the mean P@k of the cell's queries (the paper's Table-1 number); "
+            "MAP = mean true average precision over the full candidate ranking.")
+    run.write_text("buckets.md", markdown_table(wide) + "\n\n" + note + "\n")
+    plots = {}
+    for label in labels:
+        curves = {name: all_curves[name][label]["p_at_k"] for name in names if label in all_curves[name]}
+        if not curves:
+            continue
+        curves["random"] = all_curves[names[0]][label]["random_p_at_k"]
+        slug = label.replace(", ", "_").replace("<=", "le").replace(">=", "ge").replace("<", "lt")
+        plots[label] = line_plot(run.file(f"p_at_k-{slug}.png"), np.arange(1, k_max + 1), curves,
+                                 title=f"P@k, {label}", xlabel="k", ylabel="precision at k").name
+    summary = {"meta": meta, "cells": cell_rows, "plots": plots, "checks": bucket_checks(cell_rows)}
+    run.write_json("summary.json", summary)
+    return summary
+
+
+
+def senses_stage(run_dir: RunDir, settings) -> Section:
     """The main job's section: SemCor (D) against the five evaluation sets (Q, ``ALL``) with the packaged
     MiniLM; ``--quick`` uses the first 3000 SemCor sentences, the first 400 of ALL and edge l = 100."""
-    from .report import Image, Section, Table
-
     quick = settings.quick
     database = f"wsd:{settings.data['semcor']}"
     queries = f"wsd:{Path(settings.data['wsd-eval']) / 'ALL'}"
@@ -153,7 +205,7 @@ def report_stage(run_dir: RunDir, settings):
     rows = summary["cells"]
     checks = summary["checks"]["minilm"]
     by_cell = {r["cell"]: r for r in rows if r["queries"]}
-    section = Section("senses", "Similarity ranking of sense-annotated tokens (Table 1, Figure 2)", "senses")
+    section = Section("senses", TITLE, "senses")
     built = summary["meta"]["runs"]["minilm"]["built"]
     section.text.append(f"Token indexes {summary['meta']['runs']['minilm']['database_index']} (D) and "
                         f"{summary['meta']['runs']['minilm']['query_index']} (Q): "

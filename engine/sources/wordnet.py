@@ -78,3 +78,20 @@ def load_wordnet(home: str | os.PathLike | None = None, *, cache: str | os.PathL
     """NLTK's ``WordNetCorpusReader`` over WordNet 3.0, installed on first use into ``cache`` (default
     :func:`cache_dir` of ``home``); cached per process."""
     return _reader(str(install(Path(cache) if cache is not None else cache_dir(home)).resolve().parents[1]))
+
+
+def base_forms(wordnet, word: str) -> set[str]:
+    """Every WordNet base form of ``word`` in any part of speech ("said" -> {"say"}, "axes" -> {"ax", "axe",
+    "axis"}): all of NLTK's morphy candidates, where the public ``morphy`` keeps the first per part of speech."""
+    return {form for pos in "nvar" for form in wordnet._morphy(word, pos)}
+
+
+def definition(wordnet, sense_key: str) -> str | None:
+    """The gloss of the synset a WordNet sense key (``say%2:32:00::``) names; None for a label WordNet cannot
+    resolve (a SNACS supersense, a malformed key)."""
+    from nltk.corpus.reader.wordnet import WordNetError
+
+    try:
+        return wordnet.lemma_from_key(sense_key).synset().definition()
+    except (WordNetError, ValueError, AttributeError, TypeError):
+        return None

@@ -1,12 +1,9 @@
-"""The common shape of every sense-annotated corpus, and ``KIND:PATH`` corpus specs.
+"""The common shape of every sense-annotated corpus: the types every reader shares.
 
-A reader returns a :class:`Corpus`: a sentence table (each sentence once: its words) and a target table
-(one row per sense-annotated target: where it is in its sentence and its sense). Kinds:
-
-- ``wsd:PATH``       the Raganato et al. (2017) XML + gold keys (:mod:`lexprobe.sources.datasets.wsd`): SemCor and the
-  evaluation sets; PATH is a folder holding one ``*.data.xml`` or the ``.data.xml`` file itself.
-- ``streusle:PATH``  STREUSLE CoNLL-U-Lex or ``.vis`` files, or a folder of them (:mod:`lexprobe.sources.datasets.streusle`).
-- ``jsonl:PATH``     the documented JSONL format for users' own corpora (:mod:`lexprobe.sources.datasets.jsonl_corpus`).
+A reader (:mod:`lexprobe.sources.datasets.wsd`, :mod:`~lexprobe.sources.datasets.streusle`,
+:mod:`~lexprobe.sources.datasets.jsonl_corpus`; :mod:`lexprobe.sources.datasets.corpora` picks one from a
+``KIND:PATH`` spec) returns a :class:`Corpus`: a sentence table (each sentence once: its words) and a target
+table (one row per sense-annotated target: where it is in its sentence and its sense).
 
 Target table columns (:data:`TARGET_SCHEMA`):
 
@@ -38,13 +35,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyarrow as pa
-
-from ...core.errors import LexprobeError
-
-KINDS = ("wsd", "streusle", "jsonl")
 
 SENTENCE_SCHEMA = pa.schema([
     ("sentence_id", pa.string()),
@@ -81,10 +73,6 @@ class Skips:
         self.counts[reason] += n
         self.first.setdefault(reason, where)
 
-    def merge(self, other: "Skips") -> None:
-        for reason, n in other.counts.items():
-            self.add(reason, other.first[reason], n)
-
     def as_dict(self) -> dict:
         return {reason: {"count": n, "first": self.first[reason]} for reason, n in sorted(self.counts.items())}
 
@@ -113,6 +101,15 @@ class ColumnBuilder:
     def __init__(self, schema: pa.Schema):
         self.schema = schema
         self.columns: dict[str, list] = {name: [] for name in schema.names}
+        self._keys: set = set()
+
+    def is_new(self, key) -> bool:
+        """Whether ``key`` (a sentence id) is new to this builder; remembers it. Readers refuse a repeated
+        sentence id: targets are looked up by it, and would be embedded in the wrong sentence."""
+        if key in self._keys:
+            return False
+        self._keys.add(key)
+        return True
 
     def add(self, **row) -> None:
         for name, values in self.columns.items():
@@ -129,30 +126,3 @@ class ColumnBuilder:
 def target_in_sentence(position: int, length: int, n_words: int) -> bool:
     """Whether a target span ``[position, position + length)`` lies inside a sentence of ``n_words`` words."""
     return length >= 1 and 0 <= position and position + length <= n_words
-
-
-def parse_spec(spec: str) -> tuple[str, Path]:
-    """``KIND:PATH`` -> (kind, path), with a clear error for an unknown kind or a missing path."""
-    kind, sep, path = spec.partition(":")
-    if not sep or kind not in KINDS:
-        raise LexprobeError(f"corpus {spec!r}: expected KIND:PATH with KIND one of {', '.join(KINDS)}")
-    p = Path(path)
-    if not p.exists():
-        raise LexprobeError(f"{p}: no such file or folder (corpus {spec!r})")
-    return kind, p
-
-
-def read_corpus(spec: str) -> Corpus:
-    """Read a corpus named by ``KIND:PATH`` into the common tables."""
-    kind, path = parse_spec(spec)
-    if kind == "wsd":
-        from .wsd import read_wsd
-
-        return read_wsd(path)
-    if kind == "streusle":
-        from .streusle import read_streusle
-
-        return read_streusle(path)
-    from .jsonl_corpus import read_jsonl_corpus
-
-    return read_jsonl_corpus(path)
