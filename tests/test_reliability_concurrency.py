@@ -151,7 +151,7 @@ def test_second_writer_fails_clearly_or_waits(cli, versions, tmp_path):
     home = tmp_path / "home"
     assert cli("--home", home, "-q", "index", "words", "--vectors", big, "--name", "w").code == 0
     env0 = {k: v for k, v in ch.env(home).items() if k != "LEXPROBE_LOCK_WAIT"}
-    build = ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w")
+    build = ch.lexprobe_argv("-q", "index", "words", "--vectors", src, "--name", "w", "--replace")
     with write_lock(home, "w"):
         second = subprocess.run(build, env=env0, cwd=ch.REPO, capture_output=True, text=True, timeout=60)
         assert second.returncode == 2, second.stderr

@@ -5,6 +5,7 @@ nothing is answered from the damaged index.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -155,7 +156,8 @@ def test_a_damaged_index_can_be_removed_and_rebuilt(cli, clean, tmp_path):
     home = tmp_path / "home"
     shutil.copytree(clean, home)
     (home / "w" / "manifest.json").unlink()
-    _one_line_naming(cli("--home", home, "index", "list"), "manifest.json")
+    r = cli("--home", home, "index", "list", "--format", "json")  # listed as damaged, naming the file
+    assert r.code == 0 and json.loads(r.out)[0]["status"].startswith("damaged: ") and "manifest.json" in r.out, r
     r = cli("--home", home, "index", "rm", "--yes", "w")
     assert r.code == 0 and not (home / "w").exists(), r
     ch.write_glove(tmp_path / "v.txt", 100, 20, 3)

@@ -104,7 +104,7 @@ def test_sigkill_during_word_index_build(zygote, cli, sources, tmp_path):
     home = tmp_path / "home"
     versions = {k: v[1:] for k, v in sources.items()}
     commands = {label: ("-q", "index", "words", "--vectors", sources[label][0], "--name", "w", "--shard-rows",
-                        "12000") for label in ("b", "a")}
+                        "12000", "--replace") for label in ("b", "a")}
     full = min(zygote.timed(home, *commands[label]) for label in ("b", "a"))  # min: robust to a busy machine
     outcome = _kill_loop(zygote, home, "w", commands, lambda h: _check_version(cli, h, "w", versions), 9,
                          full=full, rerun_every=5)
@@ -124,7 +124,7 @@ def test_crash_at_every_write_step(zygote, cli, tmp_path, fresh):
     build_word_index(ref, "old", str(old))
     versions = {"new": (words_new, matrix_new, ch.neighbor_answers(ref, "new", PROBES[:2])),
                 "old": (words_old, matrix_old, ch.neighbor_answers(ref, "old", PROBES[:2]))}
-    args = ("-q", "index", "words", "--vectors", src, "--name", "w", "--shard-rows", "1000")
+    args = ("-q", "index", "words", "--vectors", src, "--name", "w", "--shard-rows", "1000", "--replace")
     hits = 0
     for step in (("fsync", "rename", "shard_write") if fresh else ch.CRASH_STEPS):
         for nth in range(1, 20):
@@ -208,7 +208,8 @@ def test_sigkill_during_offsets_index_build(zygote, cli, shared_data, tmp_path):
     bats = shared_data / "BATS_3.0"
     base = tmp_path / "base"
     build_word_index(base, "g", "glove-6b-50d", limit=30_000)
-    commands = {c: ("-q", "index", "offsets", "--words", "g", "--dataset", f"bats:{bats / folder}", "--name", "o")
+    commands = {c: ("-q", "index", "offsets", "--words", "g", "--dataset", f"bats:{bats / folder}", "--name", "o",
+                    "--replace")
                 for c, folder in (("infl", "1_Inflectional_morphology"), ("enc", "3_Encyclopedic_semantics"))}
     versions, full = _clean_versions(zygote, tmp_path, "o", commands, base)
     home = tmp_path / "home"
@@ -222,7 +223,7 @@ def test_sigkill_during_offsets_index_build(zygote, cli, shared_data, tmp_path):
 def test_sigkill_during_token_index_build(zygote, cli, shared_data, tmp_path):
     corpus = f"wsd:{shared_data / 'wsd_eval' / 'senseval2'}"
     commands = {c: ("-q", "index", "tokens", "--model", "splade-tiny", "--corpus", corpus, "--max-sentences", n,
-                    "--shard-rows", "200", "--name", "t") for c, n in (("s40", "40"), ("s60", "60"))}
+                    "--shard-rows", "200", "--name", "t", "--replace") for c, n in (("s40", "40"), ("s60", "60"))}
     versions, full = _clean_versions(zygote, tmp_path, "t", commands)
     home = tmp_path / "home"
     shutil.copytree(tmp_path / "clean-s40-0", home)

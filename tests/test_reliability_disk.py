@@ -56,7 +56,7 @@ def test_full_disk_build_fails_clearly_and_keeps_the_old_index(cli, small_fs, tm
     ch.write_glove(tmp_path / "big.txt", 20_000, 50, 2)  # 4 MB of float32: cannot fit in 3 MiB
     assert cli("--home", home, "index", "words", "--vectors", tmp_path / "small.txt", "--name", "w").code == 0
     line = _one_line(cli("--home", home, "index", "words", "--vectors", tmp_path / "big.txt", "--name", "w",
-                         "--shard-rows", "5000"))
+                         "--shard-rows", "5000", "--replace"))
     assert "No space left on device" in line
     _intact(cli, home, "w", small_words, small_matrix)
     # a build under another name fails the same way and leaves nothing half-written
@@ -89,7 +89,8 @@ def test_read_only_home_fails_clearly_and_still_answers(cli, small_fs, tmp_path)
         pytest.skip(f"cannot remount read-only here: {proc.stderr.strip()}")
     line = _one_line(cli("--home", home, "index", "words", "--vectors", tmp_path / "small.txt", "--name", "w2"))
     assert "Read-only file system" in line
-    line = _one_line(cli("--home", home, "index", "words", "--vectors", tmp_path / "small.txt", "--name", "w"))
+    line = _one_line(cli("--home", home, "index", "words", "--vectors", tmp_path / "small.txt", "--name", "w",
+                         "--replace"))
     assert "Read-only file system" in line
     _intact(cli, home, "w", words, matrix)  # reading, verifying and querying need no write access
     r = cli("--home", home, "sql", "select count(*) as n from words", "--format", "csv")

@@ -16,7 +16,8 @@ from .scale import opened, search_engine_options
 
 @index_group.command("words")
 @click.option("--vectors", "spec", required=True,
-              help="A vector file (word2vec .bin/.txt, GloVe .txt, fastText .vec, .npy), 'glove-6b-50d' (the "
+              help="A vector file (word2vec .bin/.txt, GloVe .txt, fastText .vec, .npy; gzip/bz2/xz read as they are; "
+                   "a fastText .bin model or gensim .kv through gensim), 'glove-6b-50d' (the "
                    "packaged GloVe) or 'hf:MODEL' (a transformer's whole-word input embeddings; MODEL may be "
                    "'minilm', 'splade-tiny', a Hugging Face name or a local path).")
 @click.option("--name", required=True, type=INDEX_NAME, help="Name of the index to build under the home.")
@@ -85,3 +86,23 @@ def bench_neighbors(obj: Context, name, queries, k, loop_sample, seed, record) -
     result = run_neighbors_bench(obj.home, name, n_queries=queries, k=k, loop_sample=loop_sample, seed=seed,
                                  record_path=record)
     click.echo(result["markdown"])
+
+
+@index_group.command("export")
+@click.argument("name", type=INDEX_NAME)
+@click.option("--out", "target", required=True, type=click.Path(dir_okay=False),
+              help="The file to write; ending in .gz, .bz2 or .xz compresses it.")
+@click.option("--format", "fmt", type=click.Choice(["w2v-text", "w2v-bin"]), default="w2v-text", show_default=True,
+              help="word2vec text (header 'count dim', a word and its values per line) or word2vec binary.")
+@click.pass_obj
+def index_export(obj: Context, name, target, fmt) -> None:
+    """Write a words index's live words and raw vectors, in id order (= frequency order), as a word2vec file
+    that gensim, fastText tools and `lexprobe index words` read."""
+    import numpy as np
+
+    from ..sources.vector_files import write_word2vec
+
+    index = WordIndex.open(obj.home, name)
+    ids = np.array(sorted(index.word_to_id.values()), dtype=np.int64)
+    path = write_word2vec(target, [index.words[i] for i in ids], index.raw[ids], binary=fmt == "w2v-bin")
+    click.echo(f"wrote {len(ids)} words x {index.dim} dims to {path} ({fmt})")

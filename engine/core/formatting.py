@@ -6,15 +6,27 @@ import csv
 import io
 import json
 import math
+import re
 from typing import Any, Sequence
 
 FORMATS = ("table", "json", "csv")
 
 
+# C0/C1 control characters (escape sequences that drive a terminal) and the bidirectional overrides that
+# reorder what is shown: printed as \xNN / \uNNNN in tables and CSV (JSON escapes controls itself)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters and bidi overrides escaped, safe to print on a terminal."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1] if ord(m.group()) < 0x100 else
+                            f"\\u{ord(m.group()):04x}", text)
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.4f}"
-    return "" if value is None else str(value)
+    return "" if value is None else printable(str(value))
 
 
 def _jsonable(value: Any) -> Any:
@@ -36,7 +48,7 @@ def render(rows: Sequence[dict], fmt: str = "table", columns: Sequence[str] | No
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
         for r in rows:
-            writer.writerow([_jsonable(r.get(c)) for c in columns])
+            writer.writerow([printable(v) if isinstance(v, str) else v for v in (_jsonable(r.get(c)) for c in columns)])
         return buf.getvalue().rstrip("\n")
     if fmt != "table":
         raise ValueError(f"unknown format {fmt!r}")

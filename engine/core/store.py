@@ -47,6 +47,9 @@ DEFAULT_SHARD_ROWS = 100_000
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 # the names of the catalog's views over all indexes of a kind (DuckDB names are case-insensitive)
 RESERVED_NAMES = ("words", "offsets", "tokens")
+# the side files each kind's manifest must list (the FAISS index, the token index's sentences)
+KIND_FILES = {"words": ("faiss",), "offsets": (), "tokens": ("faiss", "sentences")}
+_SHARD_FILE_RE = re.compile(r"part-\d{5}\.arrow")
 _CHUNK = 1 << 22
 
 
@@ -69,10 +72,14 @@ def default_home() -> Path:
 def check_name(name: str) -> str:
     """``name`` when it is a valid index name (the whole string: ASCII letters, digits, '_', '-', '.', not first,
     at most 128 characters), else an error. A valid name is one folder name, never a path."""
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+    if not is_valid_name(name):
         raise LexprobeError(f"bad index name {name!r}: use letters, digits, '_', '-', '.' (not first), "
                             "at most 128 characters")
     return name
+
+
+def is_valid_name(name: str) -> bool:
+    return isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
 
 
 def check_new_index(home: Path, name: str, *, replace: bool = False, reads: tuple[str, ...] = ()) -> str:
@@ -420,7 +427,64 @@ def read_manifest(path: str | os.PathLike, display: str | os.PathLike | None = N
     if manifest.get("schema_version") != SCHEMA_VERSION:
         raise CorruptIndexError(f"{display}: schema version {manifest.get('schema_version')} is not "
                                 f"{SCHEMA_VERSION}")
+    _check_structure(manifest, display)
     return manifest
+
+
+def shards_digest(manifest: dict) -> int:
+    """CRC32 over the shards (file, rows, CRC32) and tombstones of a manifest: recorded with each side file
+    when it is written, so that a side file cannot be paired with shards it was not made from."""
+    body = [[s["file"], s["rows"], s["crc32"]] for s in manifest["shards"]] + [manifest.get("tombstones", [])]
+    return zlib.crc32(json.dumps(body, separators=(",", ":")).encode())
+
+
+def _is_int(value, low: int = 0, high: int | None = None) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
+
+
+def _check_structure(m: dict, display) -> None:
+    """Every field a reader uses has its type and range, file names stay inside the folder, row counts add up,
+    the kind's side files are listed and bound to these shards: a consistent checksum proves none of this."""
+    def bad(problem: str):
+        raise CorruptIndexError(f"{display}: {problem} (the manifest was edited or damaged; rebuild the index)")
+
+    for key, kind in (("name", str), ("kind", str), ("version_id", str), ("source", str), ("shards", list),
+                      ("files", dict), ("tombstones", list), ("meta", dict), ("columns", list)):
+        if not isinstance(m.get(key), kind):
+            bad(f"{key!r} is missing or not a{'n' if kind is int else ''} {kind.__name__}")
+    if not is_valid_name(m["kind"]):
+        bad(f"index kind {m['kind']!r} is not a name")
+    if not _is_int(m.get("dim"), 1):
+        bad(f"dimension {m.get('dim')!r} is not a positive integer")
+    if not _is_int(m.get("count")):
+        bad(f"count {m.get('count')!r} is not a non-negative integer")
+    names = set()
+    for i, shard in enumerate(m["shards"]):
+        if not (isinstance(shard, dict) and isinstance(shard.get("file"), str)
+                and _SHARD_FILE_RE.fullmatch(shard["file"]) and shard["file"] not in names):
+            bad(f"shard {i} is not a distinct 'part-NNNNN.arrow' entry")
+        names.add(shard["file"])
+        if not (_is_int(shard.get("rows")) and _is_int(shard.get("bytes")) and _is_int(shard.get("crc32"), 0, 2**32 - 1)):
+            bad(f"shard {shard['file']}: rows, bytes or crc32 missing or not a non-negative integer")
+    if sum(s["rows"] for s in m["shards"]) != m["count"]:
+        bad(f"shards list {sum(s['rows'] for s in m['shards'])} rows, count says {m['count']}")
+    digest = shards_digest(m)
+    for key, entry in m["files"].items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and _NAME_RE.fullmatch(entry["file"])
+                and entry["file"] != MANIFEST):
+            bad(f"side file {key!r} is not a plain file name inside the index folder")
+        if not (_is_int(entry.get("bytes")) and _is_int(entry.get("crc32"), 0, 2**32 - 1)):
+            bad(f"side file {entry['file']}: bytes or crc32 missing or not a non-negative integer")
+        if "shards" in entry and entry["shards"] != digest:
+            bad(f"side file {entry['file']} was written for other shards than these")
+    for key in KIND_FILES.get(m["kind"], ()):
+        if key not in m["files"]:
+            bad(f"no {key!r} file listed (every {m['kind']} index has one)")
+    dead = m["tombstones"]
+    if not all(_is_int(t, 0, m["count"] - 1) for t in dead) or len(set(dead)) != len(dead):
+        bad("tombstones are not distinct row ids of this index")
+    if not all(isinstance(c, str) for c in m["columns"]):
+        bad("columns are not names")
 
 
 def _check_file(real: str, entry: dict, display: Path) -> None:
@@ -462,7 +526,7 @@ def list_indexes(home: Path) -> list[Path]:
         return []
     for entry in os.scandir(home):
         aside = re.fullmatch(r"\.(.+)\.old-[0-9a-f]{8}", entry.name)
-        if aside and _NAME_RE.fullmatch(aside.group(1)):
+        if aside and is_valid_name(aside.group(1)):
             recover_on_open(home, aside.group(1))
     return sorted(p for p in home.iterdir() if not p.name.startswith(".")
                   and ((p / MANIFEST).exists() or (p / SHARD_DIR).is_dir()))
@@ -598,6 +662,9 @@ class StoreWriter:
         for f in [self.tmp / SHARD_DIR / s["file"] for s in self.shards] + \
                  [self.tmp / e["file"] for e in self.files.values()]:
             _fsync_path(f)
+        digest = shards_digest({"shards": self.shards, "tombstones": sorted(tombstones or [])})
+        for entry in self.files.values():
+            entry["shards"] = digest
         manifest = {
             "schema_version": SCHEMA_VERSION,
             "name": self.name,
