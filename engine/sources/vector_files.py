@@ -1,5 +1,8 @@
 """Static vector readers: word2vec binary and text, GloVe text, fastText ``.vec``, ``.npy`` + vocabulary,
-the packaged GloVe (``glove-6b-50d``) and a transformer's input-embedding matrix (``hf:<model>``).
+the packaged GloVe (``glove-6b-50d``) and a transformer's input-embedding matrix (``hf:<model>``); fastText
+``.bin`` models and gensim ``KeyedVectors`` files (``.kv``, ``.model``) through gensim (the ``gensim`` extra).
+Files compressed with gzip, bzip2 or xz (``.gz``, ``.bz2``, ``.xz``, recognised by their first bytes) are read
+as they are downloaded. :func:`write_word2vec` writes vectors back as word2vec text or binary.
 
 Every reader yields ``(words, matrix)`` chunks in file order (file order = frequency order for the usual
 releases) and checks what it reads: a malformed line, a wrong dimension, NaN/inf values, non-UTF-8 bytes or
@@ -9,6 +12,9 @@ the options shared by all formats: lowercasing, the duplicate policy (first wins
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import mmap
 import os
 import re
@@ -20,7 +26,10 @@ import numpy as np
 
 from ..core.errors import InputError, LexprobeError
 
-FORMATS = ("auto", "w2v-bin", "w2v-text", "glove", "fasttext", "npy")
+FORMATS = ("auto", "w2v-bin", "w2v-text", "glove", "fasttext", "npy", "fasttext-bin", "gensim")
+COMPRESSIONS = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ\x00": lzma.open}
+FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")  # the first int32 of a fastText .bin model
+GENSIM_EXTRA = "pip install 'lexprobe[gensim]'"
 PACKAGED_GLOVE = "glove-6b-50d"
 CHUNK_ROWS = 50_000
 Chunk = tuple  # (words, matrix) or (words, matrix, source ids)
@@ -45,19 +54,52 @@ class VectorSource:
                 **self.extra}
 
 
+def compression(path: Path):
+    """The ``open`` function of the compressor that wrote ``path`` (gzip, bzip2, xz), or None."""
+    with open(path, "rb") as f:
+        head = f.read(6)
+    return next((opener for magic, opener in COMPRESSIONS.items() if head.startswith(magic)), None)
+
+
+def open_binary(path: Path):
+    """``path`` opened for reading bytes, decompressed on the fly when it is gzip, bzip2 or xz."""
+    opener = compression(path)
+    return opener(path, "rb") if opener else open(path, "rb")
+
+
+def _read_all(f, path: Path) -> bytes:
+    try:
+        return f.read()
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise InputError(path, f"damaged or truncated compressed file ({exc})") from None
+
+
 def detect_format(path: Path) -> str:
-    """Guess the format from the extension and first line: header ``n d`` means word2vec/fastText text."""
-    suffix = path.suffix.lower()
+    """Guess the format from the first bytes and the extension (a compression suffix ignored): fastText's
+    magic number means a fastText model, a pickle a gensim file, header ``n d`` word2vec/fastText text."""
+    compressed = compression(path) is not None
+    name = path.name.lower()
+    suffixes = [x for x in path.suffixes[-2:] if x.lower() not in (".gz", ".bz2", ".xz")] if compressed else [path.suffix]
+    suffix = suffixes[-1].lower() if suffixes else ""
+    with open_binary(path) as f:
+        head = f.read(4)
+    if head == FASTTEXT_MAGIC and not compressed:
+        return "fasttext-bin"
+    if suffix in (".kv", ".model") or (head[:1] == b"\x80" and not compressed and not name.endswith(".bin")):
+        return "gensim"
     if suffix == ".npy":
         return "npy"
     if suffix == ".bin":
         return "w2v-bin"
-    with open(path, "rb") as f:
-        first = f.readline(1 << 16)
+    with open_binary(path) as f:
+        try:
+            first = f.readline(1 << 16)
+        except (OSError, EOFError, lzma.LZMAError) as exc:
+            raise InputError(path, f"damaged compressed file ({exc})") from None
     parts = first.split()
     if len(parts) == 2 and all(p.isdigit() for p in parts):
         # a header; binary files have raw float bytes after the first word of the second line
-        with open(path, "rb") as f:
+        with open_binary(path) as f:
             f.readline()
             probe = f.read(4096)
         try:
@@ -94,8 +136,8 @@ def _text_chunks(path: Path, has_header: bool) -> Iterator[Chunk]:
     rows: list[list[str]] = []
     start_line = 1
     n_rows = 0
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
+    with open_binary(path) as f:
+        for lineno, raw in enumerate(_lines(f, path), 1):
             try:
                 line = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
@@ -134,6 +176,14 @@ def _text_chunks(path: Path, has_header: bool) -> Iterator[Chunk]:
         raise InputError(path, f"header declares {declared} vectors, the file holds {n_rows} (truncated?)")
 
 
+def _lines(f, path: Path) -> Iterator[bytes]:
+    """Lines of an open (maybe compressed) file; a damaged or truncated archive is one clear error."""
+    try:
+        yield from f
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise InputError(path, f"damaged or truncated compressed file ({exc})") from None
+
+
 def _parse_rows(path: Path, rows: list[list[str]], first_line: int) -> np.ndarray:
     try:
         matrix = np.array(rows, dtype=np.float32)
@@ -168,7 +218,19 @@ def _header(path: Path, parts: list) -> tuple[int, int]:
 
 
 def _w2v_bin_chunks(path: Path) -> Iterator[Chunk]:
-    """word2vec binary: header ``n d\\n``, then per entry ``word<space>`` + d little-endian float32."""
+    """word2vec binary: header ``n d\\n``, then per entry ``word<space>`` + d little-endian float32.
+    A plain file is memory-mapped; a compressed one is decompressed into memory first."""
+    if compression(path) is not None:
+        with open_binary(path) as f:
+            data = _read_all(f, path)
+        newline = data.find(b"\n", 0, 1024)
+        header = data[:newline + 1] if newline >= 0 else data[:1024]
+        count, dim = _header(path, header.split())
+        start, size = len(header), len(data)
+        if size == start:
+            raise InputError(path, "no vectors after the header")
+        yield from _w2v_bin_entries(path, data, start, size, count, dim)
+        return
     with open(path, "rb") as f:
         header = f.readline(1024)
         count, dim = _header(path, header.split())
@@ -178,37 +240,42 @@ def _w2v_bin_chunks(path: Path) -> Iterator[Chunk]:
             raise InputError(path, "no vectors after the header")
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     try:
-        pos, entry = start, 0
-        step = 4 * dim
-        words: list[str] = []
-        rows: list[np.ndarray] = []
-        while entry < count:
-            while pos < size and data[pos:pos + 1] in (b"\n", b"\r"):
-                pos += 1
-            space = data.find(b" ", pos, min(size, pos + 4096))
-            if space < 0:
-                raise InputError(path, f"entry {entry + 1}: file ends or no word separator "
-                                 f"(header declares {count} vectors)")
-            try:
-                word = data[pos:space].decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(path, f"entry {entry + 1}: word is not valid UTF-8") from None
-            if space + 1 + step > size:
-                raise InputError(path, f"entry {entry + 1}: file ends inside the vector (truncated)")
-            words.append(word)
-            rows.append(np.frombuffer(data, dtype="<f4", count=dim, offset=space + 1).copy())
-            pos = space + 1 + step
-            entry += 1
-            if len(words) == CHUNK_ROWS:
-                yield words, _checked_stack(path, rows, entry - len(words) + 1)
-                words, rows = [], []
-        if words:
-            yield words, _checked_stack(path, rows, entry - len(words) + 1)
-        rest = data[pos:size].strip()
-        if rest:
-            raise InputError(path, f"{len(rest)} bytes after the {count} vectors the header declares")
+        yield from _w2v_bin_entries(path, data, start, size, count, dim)
     finally:
         data.close()
+
+
+def _w2v_bin_entries(path: Path, data, start: int, size: int, count: int, dim: int) -> Iterator[Chunk]:
+    """The entries of word2vec binary ``data`` (an mmap or bytes) from byte ``start``."""
+    pos, entry = start, 0
+    step = 4 * dim
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    while entry < count:
+        while pos < size and data[pos:pos + 1] in (b"\n", b"\r"):
+            pos += 1
+        space = data.find(b" ", pos, min(size, pos + 4096))
+        if space < 0:
+            raise InputError(path, f"entry {entry + 1}: file ends or no word separator "
+                             f"(header declares {count} vectors)")
+        try:
+            word = data[pos:space].decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(path, f"entry {entry + 1}: word is not valid UTF-8") from None
+        if space + 1 + step > size:
+            raise InputError(path, f"entry {entry + 1}: file ends inside the vector (truncated)")
+        words.append(word)
+        rows.append(np.frombuffer(data, dtype="<f4", count=dim, offset=space + 1).copy())
+        pos = space + 1 + step
+        entry += 1
+        if len(words) == CHUNK_ROWS:
+            yield words, _checked_stack(path, rows, entry - len(words) + 1)
+            words, rows = [], []
+    if words:
+        yield words, _checked_stack(path, rows, entry - len(words) + 1)
+    rest = data[pos:size].strip()
+    if rest:
+        raise InputError(path, f"{len(rest)} bytes after the {count} vectors the header declares")
 
 
 def _checked_stack(path: Path, rows: list[np.ndarray], first_entry: int) -> np.ndarray:
@@ -258,6 +325,72 @@ def _npy_chunks(path: Path, vocab: Path | None) -> Iterator[Chunk]:
         chunk = np.asarray(matrix[start:start + CHUNK_ROWS], dtype=np.float32)
         _check_finite(path, chunk, start, unit="row")
         yield words[start:start + CHUNK_ROWS], chunk
+
+
+def _gensim_chunks(path: Path, fmt: str) -> Iterator[Chunk]:
+    """A fastText ``.bin`` model (its word vectors; subword n-grams are not kept) or a gensim ``KeyedVectors``
+    file, read by gensim (whose own reader is the well-kept one). A gensim file is a pickle: load only files
+    you trust."""
+    what = "a fastText .bin model" if fmt == "fasttext-bin" else "a gensim KeyedVectors file"
+    try:
+        from gensim.models import KeyedVectors
+        from gensim.models.fasttext import load_facebook_vectors
+    except ImportError:
+        raise LexprobeError(f"{path}: reading {what} needs gensim ({GENSIM_EXTRA}); or export it as word2vec "
+                            "text and pass that") from None
+    try:
+        kv = load_facebook_vectors(str(path)) if fmt == "fasttext-bin" else KeyedVectors.load(str(path), mmap="r")
+    except Exception as exc:  # gensim raises many types for a damaged or foreign file
+        raise InputError(path, f"not readable as {what} ({type(exc).__name__}: {str(exc)[:120]})") from None
+    if not hasattr(kv, "index_to_key"):  # a whole model saved with .save(): its vectors are .wv
+        kv = getattr(kv, "wv", kv)
+    if not hasattr(kv, "index_to_key") or len(kv.index_to_key) == 0:
+        raise InputError(path, f"{what} without word vectors")
+    words = list(kv.index_to_key)
+    for start in range(0, len(words), CHUNK_ROWS):
+        chunk = np.asarray(kv.vectors[start:start + CHUNK_ROWS], dtype=np.float32)
+        _check_finite(path, chunk, start, unit="row")
+        yield words[start:start + CHUNK_ROWS], chunk
+
+
+def write_word2vec(path: str | os.PathLike, words: list[str], matrix: np.ndarray, *, binary: bool) -> Path:
+    """Write ``words`` and their vectors as word2vec text (``count dim`` header, one ``word v1 ... vd`` line
+    each) or binary (header, then ``word<space>`` + dim little-endian float32 and a newline each); compressed
+    when ``path`` ends in ``.gz``, ``.bz2`` or ``.xz``. Written under a temporary name and renamed."""
+    path = Path(path)
+    matrix = np.asarray(matrix, dtype=np.float32)
+    bad = next((w for w in words if not w or any(c.isspace() for c in w)), None)
+    if bad is not None:
+        raise LexprobeError(f"cannot write the word {bad!r} to a word2vec file (empty or holds whitespace)")
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(path.suffix.lower(), open)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with opener(tmp, "wb") as f:
+            f.write(f"{len(words)} {matrix.shape[1]}\n".encode())
+            for start in range(0, len(words), CHUNK_ROWS):
+                block = matrix[start:start + CHUNK_ROWS]
+                if binary:
+                    f.write(b"".join(w.encode("utf-8") + b" " + row.astype("<f4").tobytes() + b"\n"
+                                     for w, row in zip(words[start:start + CHUNK_ROWS], block)))
+                else:
+                    f.write("".join(w + " " + row + "\n"
+                                    for w, row in zip(words[start:start + CHUNK_ROWS], _exact_text(block))).encode())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def _exact_text(block: np.ndarray) -> list[str]:
+    """Each row's values as text that reads back to the same float32: 7 significant digits where that is
+    exact for the whole row (e.g. GloVe's 6-decimal values), else 9 (always exact for float32)."""
+    rows = block.tolist()
+    short_fmt, long_fmt = (" ".join([f] * block.shape[1]) for f in ("%.7g", "%.9g"))
+    short = [short_fmt % tuple(r) for r in rows]
+    back = np.array(" ".join(short).split(), dtype=np.float32).reshape(block.shape)
+    exact = (back == block).all(axis=1)
+    return [s if ok else long_fmt % tuple(r) for s, ok, r in zip(short, exact.tolist(), rows)]
 
 
 def packaged_glove_paths() -> tuple[Path, Path]:
@@ -339,6 +472,10 @@ def open_vectors(spec: str, *, fmt: str = "auto", vocab: str | None = None) -> t
         return source, _text_chunks(path, has_header=True)
     if fmt == "glove":
         return source, _text_chunks(path, has_header=False)
+    if fmt in ("fasttext-bin", "gensim"):
+        return source, _gensim_chunks(path, fmt)
+    if compression(path) is not None:
+        raise InputError(path, "a compressed .npy file: decompress it first (it is memory-mapped)")
     return source, _npy_chunks(path, Path(vocab) if vocab else None)
 
 
