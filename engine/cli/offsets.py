@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from .root import Context, format_option, paper_command, query_group
+from .options import SEED
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 from .analogy import DATASET_HELP, _default_offsets_name
@@ -20,7 +21,7 @@ from .analogy import DATASET_HELP, _default_offsets_name
               help="Instead of --relation: a file of word pairs, 'start end' per line ('#' starts a comment).")
 @click.option("--shuffles", type=click.IntRange(1), default=50, show_default=True,
               help="Shuffled offset sets the PCS averages its AUC over.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the shuffles (the same as 'bench offsets' uses for a relation of the same name).")
 @format_option
 @click.pass_obj
@@ -68,7 +69,7 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
               help="Replicates of each of the 6 random analogy sets.")
 @click.option("--pool", "pool_size", type=click.IntRange(1), default=10_000, show_default=True,
               help="Random words come from the N most frequent alphabetic words of the index not in the dataset.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of every random choice.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--out", type=click.Path(file_okay=False), default="runs/offsets", show_default=True,
               help="Folder for table1.{md,parquet}, table1_relations.*, sets.parquet, figure5 PNG, summary.json.")
 @click.option("--compare", is_flag=True,

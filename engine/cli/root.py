@@ -18,6 +18,7 @@ from ..core.version import __version__
 from ..core.errors import LexprobeError
 from ..core.formatting import FORMATS
 from ..core.progress import set_quiet
+from .options import check_arguments
 from ..core.store import default_home
 
 
@@ -211,6 +212,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
+        check_arguments(sys.argv[1:] if argv is None else argv)
         cli.main(args=argv, prog_name="lexprobe", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

@@ -9,7 +9,7 @@ import click
 from ..core import vector_index as vindex
 from .root import Context, bench_group, index_group
 from ..core.store import DEFAULT_SHARD_ROWS
-from .options import INDEX_NAME, replace_option
+from .options import INDEX_NAME, POSITIVE, SEED, THREADS, replace_option
 from .scale import build_engine_options
 
 _CORPUS_HELP = ("Corpus as KIND:PATH. wsd: the Raganato et al. XML + gold keys (a folder holding one *.data.xml, "
@@ -20,9 +20,9 @@ _CORPUS_HELP = ("Corpus as KIND:PATH. wsd: the Raganato et al. XML + gold keys (
 
 def model_options(f):
     """--model, --layer/--layers, --pooling, --batch-tokens, --threads: how token vectors are made."""
-    f = click.option("--threads", type=int, help="Torch threads (default: every core this process may use; "
+    f = click.option("--threads", type=THREADS, help="Torch threads (default: every core this process may use; "
                                           "on a busy shared machine, 1 is faster).")(f)
-    f = click.option("--batch-tokens", type=int, default=512, show_default=True,
+    f = click.option("--batch-tokens", type=POSITIVE, default=512, show_default=True,
                      help="Padded subword tokens per batch (sentences are sorted by length first).")(f)
     f = click.option("--pooling", type=click.Choice(["mean", "first", "last"]), default="mean", show_default=True,
                      help="How a word's (or multi-word target's) subword vectors become one vector.")(f)
@@ -39,11 +39,11 @@ def model_options(f):
 @click.option("--corpus", "corpus_spec", required=True, help=_CORPUS_HELP)
 @click.option("--name", required=True, type=INDEX_NAME, help="Name of the token index to build under the home.")
 @replace_option
-@click.option("--max-sentences", type=int, help="Only the first N sentences of the corpus (a quick trial).")
+@click.option("--max-sentences", type=POSITIVE, help="Only the first N sentences of the corpus (a quick trial).")
 @click.option("--index-type", type=click.Choice(vindex.INDEX_TYPES), default="flat", show_default=True,
               help="flat: exact search; hnsw: graph ANN; ivf: inverted lists ANN.")
-@click.option("--shard-rows", type=int, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for IVF training.")
+@click.option("--shard-rows", type=POSITIVE, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for IVF training.")
 @build_engine_options
 @click.pass_obj
 def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, threads, corpus_spec, name, replace,
@@ -88,9 +88,9 @@ def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, thre
 @bench_group.command("encode")
 @model_options
 @click.option("--corpus", "corpus_spec", default="wsd:../shared/data/semcor3.0", show_default=True, help=_CORPUS_HELP)
-@click.option("--sentences", "n_sentences", type=int, default=400, show_default=True,
+@click.option("--sentences", "n_sentences", type=POSITIVE, default=400, show_default=True,
               help="Sentences sampled from the corpus for both methods.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sentence sample.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sentence sample.")
 @click.option("--build-index", "build_name",
               help="Also time a whole token-index build of the corpus into this index name (under --home).")
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/encode.md", show_default=True,

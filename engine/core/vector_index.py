@@ -20,17 +20,29 @@ import faiss
 import numpy as np
 
 from .errors import CorruptIndexError, LexprobeError
-from .store import IndexView, open_index
+from .store import IndexView, column_matrix, open_index
 
 INDEX_TYPES = ("flat", "hnsw", "ivf")
+# inclusive ranges of the index options (FAISS aborts the process on an HNSW degree below 2, and a zero beam
+# or probe count answers nothing); the CLI's option types are made from these
+PARAM_RANGES = {"hnsw_m": (2, 512), "ef_construction": (1, 1 << 16), "ef_search": (1, 1 << 16),
+                "nlist": (1, 1 << 20), "nprobe": (1, 1 << 20)}
+
+
+MIN_NORM = 1e-12  # below this a float32 vector's length is lost to underflow: such rows count as zero
 
 
 def unit_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(unit-normalised float32 copy, norms); zero rows stay zero."""
+    """(unit-normalised float32 copy, norms); rows with a norm below :data:`MIN_NORM` become zero rows (their
+    direction is not representable: a 1e-22 vector had a self-cosine of 1.02)."""
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1).astype(np.float32)
-    safe = np.where(norms > 0, norms, 1.0).astype(np.float32)
-    return matrix / safe[:, None], norms
+    tiny = norms < MIN_NORM
+    safe = np.where(tiny, 1.0, norms).astype(np.float32)
+    unit = matrix / safe[:, None]
+    if tiny.any():
+        unit[tiny] = 0.0
+    return unit, norms
 
 
 @dataclass
@@ -43,6 +55,16 @@ class IndexParams:
     ef_search: int = 128
     nlist: int | None = None  # default: about 4 * sqrt(n)
     nprobe: int = 16
+
+    def __post_init__(self) -> None:
+        if self.index_type not in INDEX_TYPES:
+            raise LexprobeError(f"unknown index type {self.index_type!r} (choose from {', '.join(INDEX_TYPES)})")
+        for key, (low, high) in PARAM_RANGES.items():
+            value = getattr(self, key)
+            if value is None and key == "nlist":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise LexprobeError(f"index option {key} = {value!r} is not an integer from {low} to {high}")
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -61,6 +83,9 @@ def build(unit: np.ndarray, ids: np.ndarray, params: IndexParams | None = None, 
         inner.hnsw.efSearch = params.ef_search
     elif params.index_type == "ivf":
         nlist = params.nlist or max(1, min(n // 39 or 1, int(4 * np.sqrt(max(n, 1)))))
+        if nlist > n:
+            raise LexprobeError(f"--nlist {nlist} is more than the {n} vectors to index (IVF trains one list per "
+                                "centroid; use at most the number of vectors)")
         params.nlist = nlist
         quantizer = faiss.IndexFlatIP(d)
         inner = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
@@ -93,17 +118,50 @@ def load(path: str, display: str | os.PathLike | None = None) -> faiss.Index:
         raise CorruptIndexError(f"{display or path}: not a readable FAISS index ({first})") from None
 
 
-def load_for(store) -> "VectorIndex":
+def load_for(store, *, sample: int | None = 256) -> "VectorIndex":
     """The FAISS index of an opened :class:`~lexprobe.core.store.Store`, checked against its shards (one vector per
     live row, same dimension) and with the index parameters recorded in its manifest."""
-    entry = store.manifest["files"]["faiss"]
+    entry = store.manifest["files"].get("faiss")
+    if entry is None:
+        raise CorruptIndexError(f"{store.path / 'manifest.json'}: lists no FAISS file")
     display = store.path / entry["file"]
+    options = store.meta.get("index", {})
+    try:
+        params = IndexParams(**options)
+    except (TypeError, LexprobeError) as exc:
+        raise CorruptIndexError(f"{store.path / 'manifest.json'}: index options {options!r} are not valid "
+                                f"({exc})") from None
     index = load(store.file_path("faiss"), display)
     live = store.count - len(store.tombstones)
     if index.ntotal != live or index.d != store.dim:
         raise CorruptIndexError(f"{display}: holds {index.ntotal} vectors of dimension {index.d}, "
                                 f"the shards {live} of dimension {store.dim}")
-    return VectorIndex(index, IndexParams(**store.meta.get("index", {})))
+    vectors = VectorIndex(index, params)
+    check_vectors(vectors, store, display, sample=sample)
+    return vectors
+
+
+def check_vectors(vectors: "VectorIndex", store, display, *, sample: int | None = 256) -> None:
+    """The FAISS file holds exactly the live row ids and (flat, HNSW) the unit vectors of those rows in the
+    shards: all of them, or ``sample`` spread over the index (a FAISS file of another index of the same shape,
+    with its manifest entry rewritten, is caught here)."""
+    ids = np.sort(vectors.ids())
+    live = np.setdiff1d(np.arange(store.count, dtype=np.int64), store.tombstones)
+    if len(ids) != len(live) or not np.array_equal(ids, live):
+        raise CorruptIndexError(f"{display}: its ids are not the live rows of the shards")
+    inner = faiss.downcast_index(vectors.index.index)
+    flat = faiss.downcast_index(inner.storage) if isinstance(inner, faiss.IndexHNSW) else inner
+    if not isinstance(flat, faiss.IndexFlat) or not vectors.ntotal:
+        return  # IVF lists keep no direct map: the ids and the shape were checked
+    stored = faiss.rev_swig_ptr(flat.get_xb(), vectors.ntotal * vectors.dim).reshape(vectors.ntotal, vectors.dim)
+    pos = np.arange(vectors.ntotal) if sample is None else np.unique(
+        np.linspace(0, vectors.ntotal - 1, min(sample, vectors.ntotal)).astype(np.int64))
+    order = vectors.ids()[pos]
+    raw = store.matrix("vector")[order] if sample is None else column_matrix(store.column("vector").take(order))
+    expected = unit_rows(raw)[0]
+    if not np.allclose(stored[pos], expected, atol=1e-4):
+        bad = int(order[np.argmax(np.abs(stored[pos] - expected).max(axis=1))])
+        raise CorruptIndexError(f"{display}: its vectors are not the shards' vectors (row {bad} differs)")
 
 
 @dataclass
@@ -200,6 +258,11 @@ class VectorIndex:
                 run = lambda q, kk: self.index.search(q, kk)
         n_avail = searcher.ntotal if id_map is not None else self.ntotal
         kk = min(k + extra, n_avail)
+        inner = faiss.downcast_index(self.index.index)
+        if isinstance(inner, faiss.IndexHNSW):  # a beam narrower than the results asked answers fewer of them
+            inner.hnsw.efSearch = max(self.params.ef_search, kk)
+            if restrict is not None and id_map is None:
+                sp.efSearch = inner.hnsw.efSearch
         if kk <= 0:
             return D, I
         for start in range(0, m, batch):

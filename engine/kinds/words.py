@@ -16,7 +16,7 @@ import pyarrow as pa
 from ..core import vector_index as vindex
 from ..core.errors import LexprobeError
 from ..core.progress import bar
-from ..core.store import DEFAULT_SHARD_ROWS, StoreWriter, vector_array, vector_type, write_lock
+from ..core.store import DEFAULT_SHARD_ROWS, StoreWriter, check_new_index, vector_array, vector_type, write_lock
 from ..sources.vector_files import first_overflowing_row, read_vectors
 
 KIND = "words"
@@ -51,8 +51,10 @@ def _rows_table(dim: int, ids: np.ndarray, words: Sequence[str], matrix: np.ndar
 def build_word_index(home: Path, name: str, spec: str, *, fmt: str = "auto", vocab: str | None = None,
                      limit: int | None = None, lowercase: bool = False,
                      params: vindex.IndexParams | None = None, shard_rows: int = DEFAULT_SHARD_ROWS,
-                     seed: int = 0) -> dict:
-    """Read vectors from ``spec``, write the words index ``name`` atomically; returns a summary."""
+                     seed: int = 0, replace: bool = False) -> dict:
+    """Read vectors from ``spec``, write the words index ``name`` atomically; returns a summary. An existing
+    index ``name`` is replaced only with ``replace``."""
+    check_new_index(home, name, replace=replace)
     params = params or vindex.IndexParams()
     if params.index_type not in vindex.INDEX_TYPES:
         raise LexprobeError(f"unknown index type {params.index_type!r} (choose from {', '.join(vindex.INDEX_TYPES)})")
@@ -93,6 +95,19 @@ def build_word_index(home: Path, name: str, spec: str, *, fmt: str = "auto", voc
     return {"name": name, "count": count, "dim": source.dim, "duplicates_dropped": source.duplicates,
             "rows_read": source.rows_read, "seconds": round(time.perf_counter() - t0, 2)}
 
+class UnknownWords(LexprobeError):
+    """Words not in a words index: every one named (with the case-folded form where the index has it)."""
+
+    def __init__(self, index: "WordIndex", words: Sequence[str], source: str = "query", hint: str = ""):
+        self.words = list(dict.fromkeys(words))
+        if len(self.words) == 1:
+            w, s = self.words[0], index.suggestion(self.words[0])
+            what = f"unknown word {w!r} (not in index {index.name!r}{f'; try {s!r}' if s else ''})"
+        else:
+            what = f"{len(self.words)} unknown words (not in index {index.name!r}): {index.describe(self.words)}"
+        super().__init__(f"{source}: {what}" + (f"; {hint}" if hint else ""))
+
+
 class WordIndex(vindex.SearchableView):
     """An open words index: the verified store plus its FAISS index, with word lookup."""
 
@@ -113,15 +128,30 @@ class WordIndex(vindex.SearchableView):
         """Unit vectors of some row ids (without normalising the whole matrix)."""
         return vindex.unit_rows(self.raw[np.asarray(ids, dtype=np.int64)])[0]
 
-    def ids(self, words: Iterable[str], *, source: str = "query") -> np.ndarray:
-        """Row ids of ``words``; an unknown word is a clear error naming it."""
-        out = []
-        for w in words:
-            i = self.word_to_id.get(w)
-            if i is None:
-                raise LexprobeError(f"{source}: unknown word {w!r} (not in index {self.name!r})")
-            out.append(i)
+    def ids(self, words: Iterable[str], *, source: str = "query", hint: str = "") -> np.ndarray:
+        """Row ids of ``words``; unknown words are one clear error (:class:`UnknownWords`) naming every one,
+        with the form the index has where only the case differs (``King`` -> ``king``); ``hint`` ends it."""
+        words = list(words)
+        out = [self.word_to_id.get(w) for w in words]
+        if None in out:
+            raise UnknownWords(self, [w for w, i in zip(words, out) if i is None], source, hint)
         return np.asarray(out, dtype=np.int64)
+
+    def suggestion(self, word: str) -> str | None:
+        """The form of an unknown ``word`` that the index has when only the case differs: lowercase first (the
+        usual lowercased vectors), then capitalised and upper case; None when there is none."""
+        for form in (word.lower(), word.casefold(), word.capitalize(), word.upper()):
+            if form != word and form in self.word_to_id:
+                return form
+        return None
+
+    def describe(self, words: Iterable[str]) -> str:
+        """``'King' (try 'king'), 'xyzzy'``: unknown words, each once, with their suggestions."""
+        out = []
+        for w in dict.fromkeys(words):
+            s = self.suggestion(w)
+            out.append(f"{w!r} (try {s!r})" if s else repr(w))
+        return ", ".join(out)
 
     def neighbors(self, words: Sequence[str], k: int = 10, *, include_self: bool = False,
                   restrict: int | None = None) -> list[dict]:

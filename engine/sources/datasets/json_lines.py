@@ -4,10 +4,13 @@ blank lines skipped, and every problem one error naming the file and the line.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Iterator
 
 from ...core.errors import InputError
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def json_objects(path: Path) -> Iterator[tuple[int, dict]]:
@@ -25,6 +28,12 @@ def json_objects(path: Path) -> Iterator[tuple[int, dict]]:
                     raise InputError(path, "JSON nested too deeply", number) from None
                 if not isinstance(obj, dict):
                     raise InputError(path, "each line must be a JSON object", number)
+                if _SURROGATE.search(line):  # JSON may escape half of a UTF-16 pair: not a character
+                    try:
+                        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+                    except UnicodeEncodeError as exc:
+                        raise InputError(path, f"holds {exc.object[exc.start:exc.end]!r}, half of a UTF-16 "
+                                               "surrogate pair, not a character", number) from None
                 yield number, obj
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None

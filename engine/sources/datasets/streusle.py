@@ -81,6 +81,8 @@ def _read_conllulex(path: Path, split: str, sentences: ColumnBuilder, targets: C
             header = {}
             return
         sentence_id = header.get("sent_id") or f"{path.name}:{rows[0][0]}"
+        if not sentences.is_new(sentence_id):
+            raise InputError(path, f"sentence id {sentence_id!r} appears twice", rows[0][0])
         words = [cols[1] for _, cols in rows]
         groups: dict[str, list[int]] = {}
         for i, (_, cols) in enumerate(rows):
@@ -133,6 +135,8 @@ def _read_vis(path: Path, split: str, sentences: ColumnBuilder, targets: ColumnB
         sentence_id, sep, body = line.partition("\t")
         if not sep or not body.strip():
             raise InputError(path, "expected 'sent_id<TAB>tokens'", number)
+        if not sentences.is_new(sentence_id):
+            raise InputError(path, f"sentence id {sentence_id!r} appears twice", number)
         words, units = _vis_units(body, path, number)
         doc = sentence_id.rsplit("-", 1)[0]
         for indices, tag in units:

@@ -12,6 +12,7 @@ a key, or a key without an instance, is a counted skip. Malformed XML or a malfo
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -68,6 +69,18 @@ def _fill_document(sentences: ColumnBuilder, targets: ColumnBuilder, start: tupl
         builder.columns["split"][first:] = [split] * n
 
 
+def _second_sentence_line(data: Path, sentence_id: str) -> int | None:
+    """Line of the second ``<sentence id=...>`` with this id (only looked up to report the error)."""
+    pattern = re.compile(r"<sentence\b[^>]*\bid\s*=\s*[\"']" + re.escape(sentence_id) + r"[\"']")
+    hits = 0
+    with open(data, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            hits += len(pattern.findall(line))
+            if hits >= 2:
+                return number
+    return None
+
+
 def read_wsd(path: Path) -> Corpus:
     """Read a WSD framework corpus (folder or ``.data.xml``) into the common sentence and target tables."""
     data, gold_path = wsd_files(Path(path))
@@ -87,6 +100,9 @@ def read_wsd(path: Path) -> Corpus:
                 sentence_id = el.get("id")
                 if not sentence_id:
                     raise InputError(data, f"a <sentence> after {sentences.columns['sentence_id'][-1:]} has no id")
+                if not sentences.is_new(sentence_id):
+                    raise InputError(data, f"sentence id {sentence_id!r} appears twice",
+                                     _second_sentence_line(data, sentence_id))
                 words: list[str] = []
                 for child in el:
                     parts = (child.text or "").split()
