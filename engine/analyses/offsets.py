@@ -280,15 +280,18 @@ def read_pair_file(path) -> list[tuple[str, str, int]]:
     return word_lines(path, 2, "'start end'", "word pairs")
 
 
-def pair_file_ids(words, path) -> tuple[np.ndarray, np.ndarray]:
-    """Word ids of a pair file's (start, end) columns; unknown words and zero offsets are errors with the line."""
-    starts, ends = [], []
-    for start, end, number in read_pair_file(path):
-        for w in (start, end):
-            if w not in words.word_to_id:
-                raise InputError(path, f"unknown word {w!r} (not in index {words.name!r})", number)
+def pair_file_ids(words, path, rows: list[tuple[str, str, int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Word ids of a pair file's (start, end) columns (or of ``rows`` read from it); unknown words are one
+    error naming every one, zero offsets an error with the line."""
+    rows = read_pair_file(path) if rows is None else rows
+    words.ids([w for start, end, _ in rows for w in (start, end)], source=str(path))
+    starts, ends, seen = [], [], {}
+    for start, end, number in rows:
         if start == end:
             raise InputError(path, f"start and end are the same word {start!r} (a zero offset)", number)
+        if (start, end) in seen:  # it would count twice in OCS and PCS
+            raise InputError(path, f"the pair {start!r} {end!r} repeats line {seen[start, end]}", number)
+        seen[start, end] = number
         starts.append(words.word_to_id[start])
         ends.append(words.word_to_id[end])
     return np.asarray(starts, np.int64), np.asarray(ends, np.int64)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .root import Context, format_option, paper_command, query_group
+from .root import Context, format_option, keep_known, paper_command, query_group, skip_unknown_option
 from .options import SEED
 from ..core.errors import LexprobeError
 from ..core.formatting import render
@@ -23,9 +23,10 @@ from .analogy import DATASET_HELP, _default_offsets_name
               help="Shuffled offset sets the PCS averages its AUC over.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the shuffles (the same as 'bench offsets' uses for a relation of the same name).")
+@skip_unknown_option
 @format_option
 @click.pass_obj
-def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, seed, fmt) -> None:
+def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, seed, skip_unknown, fmt) -> None:
     """Offset concentration (OCS) and pairing consistency (PCS) of one set of word pairs.
 
     OCS: mean cosine between the pairs' offsets (end - start). PCS: mean ROC AUC separating those pairwise
@@ -40,8 +41,12 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
         raise LexprobeError("give either --relation (with --dataset) or --pairs")
     words = WordIndex.open(obj.home, name)
     if pairs_file:
+        from ..analyses.offsets import read_pair_file
+
         label = Path(pairs_file).name
-        starts, ends = pair_file_ids(words, pairs_file)
+        rows = keep_known(words, read_pair_file(pairs_file), lambda p: p[:2], skip=skip_unknown, source=pairs_file,
+                          label=lambda p: p[2])
+        starts, ends = pair_file_ids(words, pairs_file, rows)
     else:
         if not dataset:
             raise LexprobeError("--relation needs --dataset (e.g. bats:PATH)")

@@ -206,6 +206,41 @@ def format_option(f):
                         help="Output: an aligned table, JSON (a list of objects) or CSV.")(f)
 
 
+def skip_unknown_option(f):
+    """``--skip-unknown``: answer what the index knows and list what was skipped, instead of stopping."""
+    return click.option("--skip-unknown", is_flag=True,
+                        help="Answer the known words (questions, pairs) and list the skipped ones on stderr, "
+                             "instead of stopping at unknown words.")(f)
+
+
+def keep_known(index, items: list, words_of=lambda item: [item], *, skip: bool, source: str = "query",
+               label=lambda item: None) -> list:
+    """``items`` (words, questions, pairs) whose words ``index`` knows. Unknown words stop the command with
+    every one named (and its case-folded form where the index has it), unless ``skip``: then the others are
+    answered and the skipped ones listed on stderr (``label`` says where an item came from, e.g. its line)."""
+    from ..kinds.words import UnknownWords
+
+    known = index.word_to_id
+    is_bad = [any(w not in known for w in words_of(item)) for item in items]
+    bad = [item for item, b in zip(items, is_bad) if b]
+    if not bad:
+        return items
+    unknown = [w for item in bad for w in words_of(item) if w not in known]
+    where = [label(item) for item in bad]
+    lines = f"line{'s' if len(where) > 1 else ''} {', '.join(map(str, where))}" if None not in where else ""
+    if not skip:
+        if len(where) == 1 and lines:  # one line: the usual FILE:LINE form
+            source, lines = f"{source}:{where[0]}", ""
+        raise UnknownWords(index, unknown, source,
+                           hint=(f"{lines}; " if lines else "") + "--skip-unknown answers the others")
+    click.echo(f"note: skipped {len(bad)} of {len(items)} with unknown words{f' ({lines})' if lines else ''}: "
+               f"{index.describe(unknown)}", err=True)
+    kept = [item for item, b in zip(items, is_bad) if not b]
+    if not kept:
+        raise LexprobeError(f"{source}: nothing left to answer: every item has an unknown word")
+    return kept
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI; user errors become one line on stderr and exit code 2."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..core import vector_index as vindex
-from .root import Context, bench_group, format_option, index_group, query_group
+from .root import Context, bench_group, format_option, index_group, keep_known, query_group, skip_unknown_option
 from ..core.formatting import render
 from ..core.store import DEFAULT_SHARD_ROWS
 from ..sources.vector_files import FORMATS
@@ -55,16 +55,18 @@ def index_words(obj: Context, spec, name, replace, fmt, vocab, limit, lowercase,
 @click.option("-k", "k", type=K, default=10, show_default=True, help="Neighbours per word.")
 @click.option("--restrict-vocab", type=POSITIVE, help="Search only the N most frequent words.")
 @click.option("--include-self", is_flag=True, help="Do not exclude the query word itself.")
+@skip_unknown_option
 @search_engine_options
 @format_option
 @click.pass_obj
-def neighbors_cmd(obj: Context, name, words, k, restrict_vocab, include_self, engine, ray_address, shard_groups,
-                  fmt) -> None:
+def neighbors_cmd(obj: Context, name, words, k, restrict_vocab, include_self, skip_unknown, engine, ray_address,
+                  shard_groups, fmt) -> None:
     """Nearest neighbours of WORDS by cosine. Rows: query, rank, word, score. With --engine ray the index's
     shards are searched by Ray actors and their top-k merged: the same rows as the local exact search."""
     with opened(WordIndex, obj, name, engine, ray_address, shard_groups) as index:
         candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (not include_self)
-        rows = index.neighbors(list(words), clamp_k(k, max(candidates, 1), "words to rank"),
+        words = keep_known(index, list(words), skip=skip_unknown)
+        rows = index.neighbors(words, clamp_k(k, max(candidates, 1), "words to rank"),
                                include_self=include_self, restrict=restrict_vocab)
     click.echo(render(rows, fmt, ["query", "rank", "word", "score"]))
 

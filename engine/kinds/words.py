@@ -158,7 +158,12 @@ class WordIndex(vindex.SearchableView):
         """Nearest words by cosine: rows ``query, rank, word, score`` (the query word itself excluded)."""
         ids = self.ids(words)
         exclude = None if include_self else ids[:, None]
-        D, I = self.vectors.search(self.unit_of(ids), k, exclude=exclude, restrict=restrict)
+        unit = self.unit_of(ids)
+        zero = ~unit.any(axis=1)
+        if zero.any():
+            raise LexprobeError(f"word {words[int(np.argmax(zero))]!r} has a zero vector (length below "
+                                f"{vindex.MIN_NORM:g}): no direction, so no neighbours by cosine")
+        D, I = self.vectors.search(unit, k, exclude=exclude, restrict=restrict)
         rows = []
         for q, (d, i) in enumerate(zip(D, I)):
             for r, (score, j) in enumerate(zip(d, i), 1):
