@@ -239,7 +239,7 @@ def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
     before = WordIndex.open(splade_home, "sp").store.count
     words_file = tmp_path / "words.txt"
     words_file.write_text("unhappiness\n\nphotosynthesis\n")
-    r = cli("--home", splade_home, "ota", "--model", "splade-tiny", "--into", "sp", "--words", words_file,
+    r = cli("--home", splade_home, "ota", "--model", "splade-tiny", "--into", "sp", "--words", f"@{words_file}",
             "--iterations", "60", "--lr", "0.01", "--format", "json")
     assert r.code == 0, r
     rows = json.loads(r.out)
@@ -275,6 +275,6 @@ def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
     assert r.code == 2 and "splade-tiny" in r.err and r.err.strip().count("\n") == 0
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"fine\n\xff\xfe\n")
-    r = cli("--home", splade_home, "ota", "--model", "splade-tiny", "--into", "sp", "--words", bad)
+    r = cli("--home", splade_home, "ota", "--model", "splade-tiny", "--into", "sp", "--words", f"@{bad}")
     assert r.code == 2 and f"{bad}:2" in r.err
     assert WordIndex.open(splade_home, "sp").store.count == before + 3

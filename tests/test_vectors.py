@@ -157,7 +157,7 @@ def test_cli_unknown_format_and_bad_dimension_keep_old_index(tmp_path, cli):
     assert r.code == 2
     bad = tmp_path / "bad.txt"
     bad.write_text("a 1 2 3\nb 1 2\n")
-    r = cli("--home", home, "index", "words", "--vectors", bad, "--name", "x")
+    r = cli("--home", home, "index", "words", "--vectors", bad, "--name", "x", "--replace")
     assert r.code == 2 and f"{bad}:2" in r.err and len(r.err.strip().splitlines()) == 1
     assert (home / "x" / "manifest.json").read_bytes() == before
     assert cli("--home", home, "index", "verify", "x").code == 0

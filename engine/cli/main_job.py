@@ -66,6 +66,10 @@ def data_fetch(name, from_path, data_home) -> None:
     record = datahome.fetch(name, from_path, Path(data_home) if data_home else None)
     click.echo(f"fetched {name} ({record['method']}): {record['files']} files, {record['bytes']} bytes, "
                f"sha256 {record['sha256'][:16]}... from {record['source']}")
+    if record.get("skipped_links"):
+        links = record["skipped_links"]
+        click.echo(f"skipped {len(links)} links (to folders, or to files outside the source): "
+                   + ", ".join(links[:5]) + (" ..." if len(links) > 5 else ""))
 
 
 @data_group.command("list")

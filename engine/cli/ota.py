@@ -14,10 +14,16 @@ from ..core.formatting import render
 
 
 def read_words(values) -> list[str]:
-    """Words from the arguments: a value naming an existing file is read (one word a line), others are words."""
+    """Words from the arguments: ``@FILE`` is read (one word a line), any other value is a word (even when a
+    file of that name exists: a word must not silently become a word list)."""
     words: list[str] = []
     for value in values:
-        if os.path.isfile(value):
+        if value.startswith("@") and len(value) > 1:
+            value = value[1:]
+            if os.path.isdir(value):
+                raise InputError(value, "is a folder, not a word list")
+            if not os.path.isfile(value):
+                raise InputError(value, "word list not found (write @FILE for a file of words)")
             with open(value, "rb") as f:
                 for lineno, raw in enumerate(f, 1):
                     try:
@@ -26,8 +32,6 @@ def read_words(values) -> list[str]:
                         raise InputError(value, "not valid UTF-8", lineno) from None
                     if line:
                         words.append(line)
-        elif os.path.isdir(value):
-            raise InputError(value, "is a folder, not a word list")
         else:
             words.append(value)
     words = list(dict.fromkeys(words))
@@ -59,8 +63,8 @@ def ota_options(f):
 @click.option("--into", "into", required=True,
               help="A words index built with: lexprobe index words --vectors hf:MODEL.")
 @click.option("--words", "word_args", multiple=True,
-              help="A word, or a file with one word a line; repeat the option for more (words may also follow "
-                   "as arguments).")
+              help="A word, or @FILE for a file with one word a line; repeat the option for more (words may also "
+                   "follow as arguments).")
 @click.argument("more_words", nargs=-1)
 @ota_options
 @click.option("--layers", default=_DEFAULTS["layers"], show_default=True,

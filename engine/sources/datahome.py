@@ -282,13 +282,37 @@ def _download(url: str, target: Path, name: str) -> None:
                             f"`lexprobe data fetch {name} --from PATH`") from None
 
 
-def _place(source: Path, into: Path, ds: Dataset) -> str:
-    """Put a local folder, archive or single file into the empty folder ``into``; returns the method used."""
+def _copy_tree(root: Path, target: Path) -> list[str]:
+    """Hard-link (or copy) every regular file under ``root`` into ``target``; links are never followed out of
+    the tree: a link to a folder is skipped (two links to ``..`` made 764k files), a link to a file is taken
+    only when the file lies inside ``root``. Returns the skipped links and odd entries (relative paths)."""
+    top = root.resolve()
+    skipped: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):  # os.walk does not descend into links to folders
+        here = Path(dirpath)
+        rel = here.relative_to(root)
+        (target / rel).mkdir(parents=True, exist_ok=True)
+        skipped += [(rel / d).as_posix() for d in dirnames if (here / d).is_symlink()]
+        for fn in filenames:
+            path = here / fn
+            real = path.resolve()
+            if not real.is_file() or (path.is_symlink() and not real.is_relative_to(top)):
+                skipped.append((rel / fn).as_posix())
+                continue
+            _link_or_copy(str(real), str(target / rel / fn))
+    return sorted(skipped)
+
+
+def _place(source: Path, into: Path, ds: Dataset, skipped: list[str] | None = None) -> str:
+    """Put a local folder, archive or single file into the empty folder ``into``; returns the method used.
+    Links a folder copy leaves out are appended to ``skipped``."""
     if source.is_dir():
         root = find_root(source, ds)
         if root is None:
             raise InputError(source, f"does not hold the {ds.name} dataset (no {ds.marker} inside)")
-        shutil.copytree(root, into / root.name, copy_function=_link_or_copy, symlinks=False)
+        left_out = _copy_tree(root, into / root.name)
+        if skipped is not None:
+            skipped += left_out
         probe = next(_files(into), None)
         same = probe is not None and os.stat(probe).st_nlink > 1
         return "hardlink" if same else "copy"
@@ -315,8 +339,11 @@ def fetch(name: str, from_path: str | os.PathLike | None = None, home: Path | No
             source = Path(from_path).expanduser().resolve()
             if not source.exists():
                 raise InputError(source, "no such file or folder")
-            method = _place(source, tmp, ds)
+            skipped: list[str] = []
+            method = _place(source, tmp, ds, skipped)
             origin = source.as_uri()
+            if skipped:
+                extra["skipped_links"] = skipped
         else:
             downloads = home / ".downloads"
             downloads.mkdir(exist_ok=True)

@@ -31,6 +31,7 @@ COMPRESSIONS = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ\x00": lzma.
 FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")  # the first int32 of a fastText .bin model
 GENSIM_EXTRA = "pip install 'lexprobe[gensim]'"
 PACKAGED_GLOVE = "glove-6b-50d"
+BOM = "\ufeff"  # a byte-order mark some editors put before the first line
 CHUNK_ROWS = 50_000
 Chunk = tuple  # (words, matrix) or (words, matrix, source ids)
 
@@ -96,7 +97,7 @@ def detect_format(path: Path) -> str:
             first = f.readline(1 << 16)
         except (OSError, EOFError, lzma.LZMAError) as exc:
             raise InputError(path, f"damaged compressed file ({exc})") from None
-    parts = first.split()
+    parts = first.removeprefix(BOM.encode()).split()
     if len(parts) == 2 and all(p.isdigit() for p in parts):
         # a header; binary files have raw float bytes after the first word of the second line
         with open_binary(path) as f:
@@ -142,6 +143,8 @@ def _text_chunks(path: Path, has_header: bool) -> Iterator[Chunk]:
                 line = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
                 raise InputError(path, f"not valid UTF-8 (byte {exc.start})", lineno) from None
+            if lineno == 1:  # a byte-order mark is not part of the first word
+                line = line.removeprefix(BOM)
             if lineno == 1 and has_header:
                 declared, dim = _header(path, line.split())
                 start_line = 2
@@ -156,7 +159,11 @@ def _text_chunks(path: Path, has_header: bool) -> Iterator[Chunk]:
             if len(parts) < dim + 1:
                 raise InputError(path, f"{len(parts) - 1} values, expected {dim} (inconsistent dimension)", lineno)
             if len(parts) > dim + 1 and not has_header:
-                # GloVe words may contain spaces: the vector is always the last ``dim`` fields
+                # GloVe words may contain spaces: the vector is always the last ``dim`` fields, unless every
+                # field the word would take after its first is a number (then the line has values too many)
+                if all(_is_float(p) for p in parts[1: len(parts) - dim]):
+                    raise InputError(path, f"{len(parts) - 1} values, expected {dim} (inconsistent dimension)",
+                                     lineno)
                 parts = [" ".join(parts[: len(parts) - dim])] + parts[len(parts) - dim:]
             elif len(parts) > dim + 1:
                 raise InputError(path, f"{len(parts) - 1} values, expected {dim} (inconsistent dimension)", lineno)
@@ -298,7 +305,7 @@ def _read_vocab(path: Path) -> list[str]:
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
             try:
-                words.append(raw.decode("utf-8").rstrip("\r\n"))
+                words.append(raw.decode("utf-8").rstrip("\r\n").removeprefix(BOM if lineno == 1 else ""))
             except UnicodeDecodeError:
                 raise InputError(path, "not valid UTF-8", lineno) from None
     return words
