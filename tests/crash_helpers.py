@@ -161,7 +161,7 @@ def neighbor_answers(home: Path, name: str, words: list[str], k: int = 5) -> lis
     """Neighbour answers (query, word) with scores rounded: equal for two equal indexes."""
     from lexprobe.kinds.words import WordIndex
 
-    rows = WordIndex.open(home, name).neighbors(words, k)
+    rows = WordIndex.open(home, name).neighbors(words, k).to_pylist()
     return [(r["query"], r["word"], round(r["score"], 5)) for r in rows]
 
 

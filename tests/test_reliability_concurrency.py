@@ -54,7 +54,7 @@ while not stop.exists() and time.monotonic() < deadline:
         if state is None:
             errors.append(f"open {opens}: {len(words)} live rows match no version")
             continue
-        rows = index.neighbors(exp_probe := expected[state]["probes"], 5)
+        rows = index.neighbors(exp_probe := expected[state]["probes"], 5).to_pylist()
         got = [[r["query"], r["word"], round(r["score"], 4)] for r in rows]
         if got != expected[state]["answers"]:
             errors.append(f"open {opens}: answers of version {state} differ: {got[:3]}")
@@ -87,7 +87,7 @@ def versions(tmp_path_factory):
         dead = set(index.store.tombstones.tolist())
         live = [i for i in range(index.store.count) if i not in dead]
         use = probes if label != "base" else probes[:2]
-        rows = index.neighbors(use, 5)
+        rows = index.neighbors(use, 5).to_pylist()
         expected[label] = {"words": [index.words[i] for i in live],
                            "sum": float(np.asarray(index.raw)[live].sum()), "probes": use,
                            "answers": [[r["query"], r["word"], round(r["score"], 4)] for r in rows]}

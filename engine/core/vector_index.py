@@ -1,10 +1,11 @@
 """FAISS indexes over unit vectors (inner product = cosine): build, save, load, add, remove, search.
 
 Ids are the store's row ids (``IndexIDMap2``). :meth:`VectorIndex.search` is batched and supports a
-per-query exclusion set and a restriction to an id subset. For the exact ``flat`` index both are exact:
-exclusion searches ``k + |excluded|`` and filters each row; restriction searches a flat index over just the
-subset's vectors (BLAS speed, unlike a per-id selector). For ``hnsw`` and ``ivf`` the restriction is a FAISS
-ID selector and results are approximate, as those index types are.
+per-query exclusion set and a restriction to an id subset. A ``flat`` index is searched by the exact top-k
+kernel (:mod:`lexprobe.core.topk`: pruned, ties by id) over FAISS's own vector array, not by FAISS: exclusion
+and restriction are exact there, the N most frequent words a prefix of the rows and an id subset a cached
+copy of its rows. For ``hnsw`` and ``ivf`` FAISS searches; exclusion searches ``k + |excluded|`` and filters
+each row, the restriction is a FAISS ID selector, and results are approximate, as those index types are.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from .errors import CorruptIndexError, LexprobeError
 from .store import IndexView, column_matrix, open_index
+from .topk import TopK
 
 INDEX_TYPES = ("flat", "hnsw", "ivf")
 # inclusive ranges of the index options (FAISS aborts the process on an HNSW degree below 2, and a zero beam
@@ -204,17 +206,25 @@ class VectorIndex:
             self.index.remove_ids(np.asarray(ids, dtype=np.int64))
             self._subsets.clear()
 
-    def _subset(self, restrict) -> tuple[faiss.Index, np.ndarray]:
-        """A flat index over the restricted ids' vectors (cached), with its id map."""
-        key = ("n", int(restrict)) if np.isscalar(restrict) else ("a", np.asarray(restrict).tobytes())
-        if key not in self._subsets:
-            all_ids = self.ids()
-            mask = all_ids < int(restrict) if key[0] == "n" else np.isin(all_ids, np.asarray(restrict))
-            sub = faiss.IndexFlatIP(self.dim)
-            if mask.any():
-                sub.add(np.ascontiguousarray(self.flat_vectors()[mask]))
-            self._subsets = {key: (sub, all_ids[mask])}  # keep one: subsets can be large
-        return self._subsets[key]
+    def _exact(self, restrict) -> tuple[TopK, int | None]:
+        """The exact searcher over the flat vectors in id order (kept until the index changes) and the row
+        limit for ``restrict = N``; for an id array, a searcher over just those rows (the last one kept)."""
+        if "all" not in self._subsets:
+            ids, vectors = self.ids(), self.flat_vectors()
+            if len(ids) > 1 and (np.diff(ids) <= 0).any():
+                order = np.argsort(ids, kind="stable")
+                ids, vectors = ids[order], vectors[order]
+            self._subsets["all"] = TopK(vectors, ids)
+        full = self._subsets["all"]
+        if restrict is None:
+            return full, None
+        if np.isscalar(restrict):
+            return full, int(np.searchsorted(full.ids, int(restrict)))
+        key = np.asarray(restrict, dtype=np.int64).tobytes()
+        if self._subsets.get("key") != key:
+            mask = np.isin(full.ids, np.asarray(restrict, dtype=np.int64))
+            self._subsets.update(key=key, subset=TopK(full.V[mask], full.ids[mask], bf16=full.bf16))
+        return self._subsets["subset"], None
 
     def _selector_params(self, restrict):
         ids = np.arange(int(restrict), dtype=np.int64) if np.isscalar(restrict) else np.asarray(restrict, np.int64)
@@ -242,34 +252,29 @@ class VectorIndex:
         m = len(queries)
         excl = _exclusion_matrix(exclude, m)
         extra = excl.shape[1]
+        if self.is_exact:
+            searcher, limit = self._exact(restrict)
+            return searcher.search(queries, k, exclude=searcher.rows_of(excl), limit=limit)
         D = np.full((m, k), -np.inf, dtype=np.float32)
         I = np.full((m, k), -1, dtype=np.int64)
         if m == 0 or k <= 0:
             return D, I
-        if restrict is not None and self.is_exact:
-            searcher, id_map = self._subset(restrict)
-            run = lambda q, kk: searcher.search(q, kk)
+        if restrict is not None:
+            sp, _sel = self._selector_params(restrict)
+            run = lambda q, kk: self.index.search(q, kk, params=sp)
         else:
-            id_map = None
-            if restrict is not None:
-                sp, _sel = self._selector_params(restrict)
-                run = lambda q, kk: self.index.search(q, kk, params=sp)
-            else:
-                run = lambda q, kk: self.index.search(q, kk)
-        n_avail = searcher.ntotal if id_map is not None else self.ntotal
-        kk = min(k + extra, n_avail)
+            run = lambda q, kk: self.index.search(q, kk)
+        kk = min(k + extra, self.ntotal)
         inner = faiss.downcast_index(self.index.index)
         if isinstance(inner, faiss.IndexHNSW):  # a beam narrower than the results asked answers fewer of them
             inner.hnsw.efSearch = max(self.params.ef_search, kk)
-            if restrict is not None and id_map is None:
+            if restrict is not None:
                 sp.efSearch = inner.hnsw.efSearch
         if kk <= 0:
             return D, I
         for start in range(0, m, batch):
             q = queries[start:start + batch]
             d, i = run(q, kk)
-            if id_map is not None:
-                i = np.where(i >= 0, id_map[np.maximum(i, 0)], -1)
             if extra:
                 bad = (i[:, :, None] == excl[start:start + batch, None, :]).any(axis=2) | (i < 0)
                 d = np.where(bad, -np.inf, d)

@@ -153,9 +153,17 @@ class WordIndex(vindex.SearchableView):
             out.append(f"{w!r} (try {s!r})" if s else repr(w))
         return ", ".join(out)
 
-    def neighbors(self, words: Sequence[str], k: int = 10, *, include_self: bool = False,
-                  restrict: int | None = None) -> list[dict]:
-        """Nearest words by cosine: rows ``query, rank, word, score`` (the query word itself excluded)."""
+    def neighbors(self, words: str | Iterable[str], k: int = 10, *, include_self: bool = False,
+                  restrict: int | None = None) -> pa.Table:
+        """Nearest words by cosine for a batch of words (a str is one word): an Arrow table ``query, rank,
+        word, score``, k rows per query in rank order (fewer when fewer words are allowed). The query word
+        itself is excluded unless ``include_self``; ``restrict``: only the N most frequent words. Exact for a
+        flat index (:mod:`lexprobe.core.topk`: ties by id), one batched search for all the words.
+
+        >>> lexprobe.open_index("glove").neighbors("king", k=2).column("word").to_pylist()
+        ['prince', 'queen']
+        """
+        words = self._words_arg(words, "neighbors")
         ids = self.ids(words)
         exclude = None if include_self else ids[:, None]
         unit = self.unit_of(ids)
@@ -164,13 +172,16 @@ class WordIndex(vindex.SearchableView):
             raise LexprobeError(f"word {words[int(np.argmax(zero))]!r} has a zero vector (length below "
                                 f"{vindex.MIN_NORM:g}): no direction, so no neighbours by cosine")
         D, I = self.vectors.search(unit, k, exclude=exclude, restrict=restrict)
-        rows = []
-        for q, (d, i) in enumerate(zip(D, I)):
-            for r, (score, j) in enumerate(zip(d, i), 1):
-                if j >= 0:
-                    rows.append({"query": words[q], "rank": r, "word": self.words[j], "score": float(score)})
-        return rows
+        q, r = np.nonzero(I >= 0)
+        return pa.table({"query": pa.array(np.asarray(words, dtype=object)[q], pa.string()),
+                         "rank": pa.array(r + 1, pa.int64()),
+                         "word": pa.array(self.word_array[I[q, r]], pa.string()),
+                         "score": pa.array(D[q, r], pa.float32())})
 
+    @cached_property
+    def word_array(self) -> np.ndarray:
+        """:attr:`words` as an object array, for taking many at once."""
+        return np.asarray(self.words, dtype=object)
 
     def _words_arg(self, words: str | Iterable[str], what: str) -> list[str]:
         """One word or several: a str is one word, never its letters."""

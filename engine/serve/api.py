@@ -10,6 +10,7 @@ Nothing here writes, and there is no SQL: every answer comes from the library's 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Mapping
 
 import numpy as np
@@ -89,8 +90,8 @@ class Service:
     def __init__(self, home, *, data_places=None):
         self.indexes = OpenIndexes(home)
         self.models = Models()
-        self.data_places = list(data_places) if data_places is not None else [datahome.data_home(),
-                                                                             datahome.shared_data()]
+        self.data_places = [Path(p) for p in data_places] if data_places is not None else [
+            datahome.data_home(), datahome.shared_data()]
         self._relations: dict[tuple, list] = {}
         self._relations_lock = threading.Lock()
 
@@ -125,7 +126,7 @@ class Service:
         index = self._words(params)
         word = self._known(index, text(params, "word"))
         k = integer(params, "k", 10, 1, MAX_K)
-        return {"index": index.name, "word": word, "k": k, "rows": index.neighbors([word], k)}
+        return {"index": index.name, "word": word, "k": k, "rows": index.neighbors([word], k).to_pylist()}
 
     # --------------------------------------------------------------------------------------- analogy
 

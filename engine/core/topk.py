@@ -1,0 +1,307 @@
+"""Exact batched top-k by inner product, ties broken by id: the engine's nearest-neighbour kernel.
+
+Brute force over a 400k x 50 vocabulary is one score per (query, word); at float32 speed that matrix is the
+limit, and picking the top k out of it with generic tools (argpartition, ``torch.topk``, FAISS's heaps) costs
+as much again. So the kernel prunes, with the analogy kernel's idea (:mod:`lexprobe.analyses.analogy`): a
+threshold from a sample, then exact work only on the words that can still reach the top k.
+
+1. **Threshold from a strided sample.** Every ``step``-th row is scored in float32; a query's k-th best allowed
+   sample score ``tau`` is a lower bound of its true k-th best score (the sample is a subset of the candidates).
+2. **Cheap pass.** Every word is scored in bfloat16 (a matrix product at twice float32's rate on CPUs with
+   AVX512-BF16), tile by tile, and a compiled scan keeps the words whose cheap score reaches ``tau - err``. Both
+   operands and the result rounded to bfloat16 (unit roundoff u = 2^-8), products added in float32, the cheap
+   score errs by at most ``err = (3u + 4u^2 + d 2^-24) |q| max|x|`` (:func:`score_error`), so every word that can
+   tie or beat the k-th best is kept. Without native bfloat16 the product runs in float32 and only the result
+   is rounded (the same bound holds).
+3. **Exact ranking.** The kept words are scored again in float32, one dot product each in the same order for
+   every word (equal vectors score equal), and ranked by score, then id.
+
+A query with too many kept words (a zero query ties with every word) or fewer than k allowed sample words is
+answered by the full float32 scan (:func:`exact_topk`): every score, the k-th best, and the same exact ranking
+of every word that reaches it. That path is also the reference the pruned one is tested against. Exclusions
+(per query) and the restriction to the first N rows are exact in both paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+_U_BF16 = 2.0 ** -8
+_TILE = 16384         # words per cheap-pass tile
+_QUERY_BLOCK = 1024   # queries per block (their tile of bfloat16 scores is 32 MB at most)
+_EXACT_BLOCK = 64     # queries per block of the full float32 scan (64 x 400k floats = 100 MB)
+
+
+@cache
+def has_fast_bf16() -> bool:
+    """Whether the CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); elsewhere torch emulates it, slower
+    than float32, so the cheap product stays in float32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return " avx512_bf16" in flags or " amx_bf16" in flags
+
+
+def score_error(dim: int) -> float:
+    """Bound on |cheap score - exact score| per unit of ``|q| max|x|`` (see the module docstring)."""
+    return 3 * _U_BF16 + 4 * _U_BF16 ** 2 + dim * 2.0 ** -24 * 1.01
+
+
+def bf16_keys(values: np.ndarray) -> np.ndarray:
+    """int32 keys that order like the float values, for comparing against raw bfloat16 bits; each value is
+    rounded down to a bfloat16 first (so ``key(x) >= keys(c)`` holds for every x >= c)."""
+    import torch
+
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    b = torch.from_numpy(values).to(torch.bfloat16)
+    bits = b.view(torch.int16).numpy().astype(np.int32)
+    keys = np.where(bits >= 0, bits, -32768 - bits)
+    keys -= b.to(torch.float32).numpy() > values  # rounded up: one bfloat16 step down
+    return np.where(np.isposinf(values), np.int32(1 << 20), keys).astype(np.int32)
+
+
+def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise top-k of a score matrix (``-inf`` for excluded): ``(columns, scores)``, scores descending and
+    equal scores in column order, also across the cut. ``k`` is clamped to the number of columns."""
+    m, n = R.shape
+    k = min(k, n)
+    if k == 0:
+        return np.zeros((m, 0), dtype=np.int64), np.zeros((m, 0), dtype=R.dtype)
+    if k == 1:  # argmax returns the first of equal scores
+        best = R.argmax(axis=1)[:, None]
+        return best, np.take_along_axis(R, best, axis=1)
+    part = np.argpartition(-R, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (m, 1))
+    vals = np.take_along_axis(R, part, axis=1)
+    order = np.lexsort((part, -vals), axis=1)
+    part, vals = np.take_along_axis(part, order, axis=1), np.take_along_axis(vals, order, axis=1)
+    kth = vals[:, -1]
+    tied = np.flatnonzero((R >= kth[:, None]).sum(axis=1) > k)  # more columns reach the k-th score than fit
+    for row in tied:  # rare: take the equal scores at the cut in column order
+        above = np.flatnonzero(R[row] > kth[row])
+        above = above[np.lexsort((above, -R[row, above]))]
+        equal = np.flatnonzero(R[row] == kth[row])[: k - len(above)]
+        part[row] = np.concatenate([above, equal])
+        vals[row] = R[row, part[row]]
+    return part, vals
+
+
+@cache
+def _kernels():
+    """The compiled scan and ranking (numba; compiled on first use, cached on disk)."""
+    from numba import njit, prange
+
+    @njit(parallel=True, cache=True, boundscheck=False)
+    def scan(tile, cut, counts, cand, col0):  # pragma: no cover - compiled
+        """Append to ``cand[r]`` the columns of ``tile`` (raw bfloat16 bits) whose key reaches ``cut[r]``;
+        ``counts[r]`` counts them all, also past ``cand``'s width. Blocks of 64 whose maximum misses the cut
+        are skipped with one vectorised pass."""
+        mb, T = tile.shape
+        cap = cand.shape[1]
+        for r in prange(mb):
+            c = cut[r]
+            cnt = counts[r]
+            for j0 in range(0, T, 64):
+                j1 = min(j0 + 64, T)
+                mx = np.int32(-65536)
+                for j in range(j0, j1):
+                    s = np.int32(tile[r, j])
+                    mx = max(mx, s if s >= 0 else -32768 - s)
+                if mx >= c:
+                    for j in range(j0, j1):
+                        s = np.int32(tile[r, j])
+                        if (s if s >= 0 else -32768 - s) >= c:
+                            if cnt < cap:
+                                cand[r, cnt] = col0 + j
+                            cnt += 1
+            counts[r] = cnt
+
+    @njit(parallel=True, cache=True, boundscheck=False)
+    def rank(Q, V, cand, counts, excl, k, D, I):  # pragma: no cover - compiled
+        """Per query: exact float32 scores of its candidate columns (ascending), the excluded ones (``excl[r]``
+        sorted, -1 padded at the front) dropped, the best ``k`` by score then column into ``D[r]``, ``I[r]``."""
+        m, d = Q.shape
+        for r in prange(m):
+            c = counts[r]
+            scores = np.empty(c, dtype=np.float32)
+            cols = np.empty(c, dtype=np.int64)
+            kept = 0
+            for t in range(c):
+                j = cand[r, t]
+                pos = np.searchsorted(excl[r], j)
+                if pos < excl.shape[1] and excl[r, pos] == j:
+                    continue
+                acc = np.float32(0.0)
+                for u in range(d):
+                    acc += Q[r, u] * V[j, u]
+                scores[kept] = acc
+                cols[kept] = j
+                kept += 1
+            order = np.argsort(-scores[:kept], kind="mergesort")  # stable: equal scores keep column order
+            for t in range(min(k, kept)):
+                D[r, t] = scores[order[t]]
+                I[r, t] = cols[order[t]]
+
+    return scan, rank
+
+
+def _sorted_exclusions(excl: np.ndarray, n: int) -> np.ndarray:
+    """(m, e) excluded columns sorted per row, out-of-range ones as -1 (sorted to the front)."""
+    excl = np.where((excl >= 0) & (excl < n), excl, -1).astype(np.int64)
+    return np.sort(excl, axis=1)
+
+
+def _ranked(Q, V, cand, counts, excl, k):
+    D = np.full((len(Q), k), -np.inf, dtype=np.float32)
+    I = np.full((len(Q), k), -1, dtype=np.int64)
+    if len(Q):
+        _kernels()[1](Q, V, cand, counts, excl, k, D, I)
+    return D, I
+
+
+def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The full scan: every score in float32, each query's k-th best allowed score, and every word reaching it
+    (less a rounding slack) ranked exactly. ``excl``: (m, e) excluded columns, -1 padded. Returns ``(D, I)``
+    (m, k), ``-inf`` / ``-1`` where fewer than k columns are allowed."""
+    Q = np.ascontiguousarray(Q, dtype=np.float32)
+    m, n = len(Q), len(V)
+    excl = _sorted_exclusions(np.zeros((m, 0), np.int64) if excl is None else excl, n)
+    D = np.full((m, k), -np.inf, dtype=np.float32)
+    I = np.full((m, k), -1, dtype=np.int64)
+    for a in range(0, m, _EXACT_BLOCK):
+        q, ex = Q[a:a + _EXACT_BLOCK], excl[a:a + _EXACT_BLOCK]
+        R = q @ V.T
+        rows = np.repeat(np.arange(len(q)), ex.shape[1])
+        ok = ex.reshape(-1) >= 0
+        R[rows[ok], ex.reshape(-1)[ok]] = -np.inf
+        _, vals = topk_rows(R, k)
+        kth = vals[:, -1] if vals.shape[1] else np.full(len(q), np.inf, np.float32)  # -inf: fewer than k allowed
+        slack = 1e-5 * (np.abs(kth) + np.linalg.norm(q, axis=1) + 1)  # product vs one-by-one rounding
+        keep = (R >= np.where(np.isfinite(kth), kth - slack, -np.inf)[:, None]) & (R > -np.inf)
+        counts = keep.sum(axis=1)
+        cand = np.zeros((len(q), max(1, counts.max(initial=0))), dtype=np.int64)
+        r, c = np.nonzero(keep)
+        cand[r, np.arange(len(r)) - np.repeat(np.cumsum(counts) - counts, counts)] = c
+        D[a:a + len(q)], I[a:a + len(q)] = _ranked(q, V, cand, counts, ex, k)
+    return D, I
+
+
+@dataclass
+class TopK:
+    """Exact top-k over fixed rows ``V`` (n, d float32); row i has id ``ids[i]`` (ascending, so that ties by
+    row are ties by id; default: the row number). Build once per vector set: it keeps the cheap-pass copy."""
+
+    V: np.ndarray
+    ids: np.ndarray | None = None
+    bf16: bool | None = None
+    _cheap: object = field(default=None, repr=False)
+    _samples: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self.V = np.ascontiguousarray(self.V, dtype=np.float32)
+        if self.ids is not None and len(self.ids) > 1 and (np.diff(self.ids) <= 0).any():
+            raise ValueError("TopK ids must be strictly ascending")
+        if self.bf16 is None:
+            self.bf16 = has_fast_bf16()
+        self.max_norm = float(np.sqrt((self.V.astype(np.float64) ** 2).sum(axis=1).max())) if len(self.V) else 0.0
+
+    @property
+    def n(self) -> int:
+        return len(self.V)
+
+    def rows_of(self, ids: np.ndarray) -> np.ndarray:
+        """Row of each id (-1 where the searcher has no such id)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.ids is None:
+            return np.where((ids >= 0) & (ids < self.n), ids, -1)
+        if not self.n:
+            return np.full(ids.shape, -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.ids, ids), self.n - 1)
+        return np.where(self.ids[pos] == ids, pos, -1)
+
+    def search(self, Q: np.ndarray, k: int, *, exclude: np.ndarray | None = None, limit: int | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` rows by inner product: ``(D, I)`` of shape (m, k) with ids, ``-inf`` / ``-1`` where fewer
+        than k rows are allowed. ``exclude``: (m, e) row numbers never returned (-1 padded); ``limit``: only
+        rows ``< limit``."""
+        Q = np.ascontiguousarray(Q, dtype=np.float32)
+        m = len(Q)
+        n = self.n if limit is None else max(0, min(int(limit), self.n))
+        excl = np.zeros((m, 0), np.int64) if exclude is None else np.asarray(exclude, dtype=np.int64)
+        V = self.V[:n]
+        if m == 0 or k <= 0 or n == 0:
+            D, I = np.full((m, max(k, 0)), -np.inf, np.float32), np.full((m, max(k, 0)), -1, np.int64)
+        else:
+            step = 32 if k <= 16 else 16 if k <= 64 else 8
+            if n < max(32768, 16 * step * k):  # small: the full scan costs less than sample and tiles
+                D, I = exact_topk(Q, V, k, excl)
+            else:
+                D, I = self._pruned(Q, V, k, _sorted_exclusions(excl, n), step)
+        if self.ids is not None:
+            I = np.where(I >= 0, self.ids[np.maximum(I, 0)], -1)
+        return D, I
+
+    def _sample(self, step: int, n: int) -> np.ndarray:
+        """Rows 0, step, 2 step, ... below ``n`` (contiguous, kept per step)."""
+        if step not in self._samples:
+            self._samples[step] = np.ascontiguousarray(self.V[::step])
+        return self._samples[step][: -(-n // step)]
+
+    def _cheap_rows(self):
+        if self._cheap is None:
+            import torch
+
+            t = torch.from_numpy(self.V)
+            self._cheap = t.to(torch.bfloat16) if self.bf16 else t
+        return self._cheap
+
+    def _pruned(self, Q, V, k, excl, step):
+        import torch
+
+        scan, _ = _kernels()
+        m, n = len(Q), len(V)
+        cap = 4 * k * step + 1024  # kept words per query beyond which the full scan is cheaper
+        sample = self._sample(step, n)
+        qnorm = np.linalg.norm(Q, axis=1)
+        err = score_error(Q.shape[1]) * qnorm * self.max_norm + 1e-5 * (qnorm + 1)
+        cheap = self._cheap_rows()[:n]
+        Qc = torch.from_numpy(Q).to(cheap.dtype)
+        D = np.full((m, k), -np.inf, dtype=np.float32)
+        I = np.full((m, k), -1, dtype=np.int64)
+        fallback = []
+        block = max(1, min(_QUERY_BLOCK, (64 << 20) // (8 * cap)))
+        for a in range(0, m, block):
+            b = min(m, a + block)
+            S = Q[a:b] @ sample.T
+            ex = excl[a:b]
+            rows = np.repeat(np.arange(b - a), ex.shape[1])
+            cols = ex.reshape(-1)
+            ok = (cols >= 0) & (cols % step == 0)
+            S[rows[ok], cols[ok] // step] = -np.inf
+            if S.shape[1] >= k:
+                S.partition(S.shape[1] - k, axis=1)  # in place: the k-th best lands at column -k
+                tau = S[:, -k]
+            else:
+                tau = np.full(b - a, -np.inf, dtype=np.float32)
+            cut = bf16_keys(np.where(np.isfinite(tau), tau - err[a:b], np.inf))
+            counts = np.zeros(b - a, dtype=np.int64)
+            cand = np.empty((b - a, cap), dtype=np.int64)
+            q = Qc[a:b]
+            for t in range(0, n, _TILE):
+                tile = q @ cheap[t:t + _TILE].T
+                if not self.bf16:
+                    tile = tile.to(torch.bfloat16)
+                scan(tile.view(torch.int16).numpy(), cut, counts, cand, t)
+                cut[counts > cap] = 1 << 20  # too many ties: stop collecting, full scan below
+            lost = ~np.isfinite(tau) | (counts > cap)
+            fallback.append(np.flatnonzero(lost) + a)
+            D[a:b], I[a:b] = _ranked(Q[a:b], V, cand, np.where(lost, 0, counts), ex, k)
+        fallback = np.concatenate(fallback)
+        if len(fallback):
+            D[fallback], I[fallback] = exact_topk(Q[fallback], V, k, excl[fallback])
+        return D, I

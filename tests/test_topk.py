@@ -1,0 +1,170 @@
+"""The exact top-k kernel (core/topk.py) against brute force (every score in float64, a full sort by score
+then id): the pruned path, the full scan, ties, exclusions, restrictions, k above the candidate count, zero
+vectors; and the batch API ``WordIndex.neighbors`` on the real GloVe index."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lexprobe.core import topk
+from lexprobe.core import vector_index as vindex
+from lexprobe.kinds.words import WordIndex
+
+N = 40_000  # above the kernel's small-problem cut (32,768 rows), so the pruned path runs
+
+
+def brute(Q, V, k, exclude=None, limit=None):
+    """(scores, ids) by a full float64 sort: score descending, then id."""
+    n = len(V) if limit is None else min(limit, len(V))
+    S = Q.astype(np.float64) @ V[:n].astype(np.float64).T
+    D = np.full((len(Q), k), -np.inf)
+    I = np.full((len(Q), k), -1)
+    for r in range(len(Q)):
+        allowed = np.ones(n, bool)
+        if exclude is not None:
+            ex = np.asarray(exclude[r])
+            allowed[ex[(ex >= 0) & (ex < n)]] = False
+        cols = np.flatnonzero(allowed)
+        order = cols[np.lexsort((cols, -S[r, cols]))][:k]
+        D[r, : len(order)], I[r, : len(order)] = S[r, order], order
+    return D, I
+
+
+def assert_same(D, I, Dr, Ir, atol=2e-6):
+    """Same scores to float rounding and the same ids, except where two scores lie within rounding."""
+    np.testing.assert_array_equal(I >= 0, Ir >= 0)
+    np.testing.assert_allclose(D[I >= 0], Dr[Ir >= 0], atol=atol)
+    for r, c in zip(*np.nonzero(I != Ir)):
+        assert abs(Dr[r, c] - Dr[r, c - 1 if c else c + 1]) < atol or abs(Dr[r, c] - Dr[r, min(c + 1, I.shape[1] - 1)]) < atol, \
+            f"row {r} col {c}: {I[r, c]} != {Ir[r, c]}"
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    V, _ = vindex.unit_rows(rng.standard_normal((N, 16)).astype(np.float32))
+    Q = np.concatenate([V[rng.choice(N, 60, replace=False)],  # words of the set
+                        rng.standard_normal((20, 16)).astype(np.float32) * 3])  # other points, not unit
+    return V, Q
+
+
+@pytest.mark.parametrize("bf16", [True, False])
+@pytest.mark.parametrize("k", [1, 10, 100])
+def test_pruned_equals_brute_force_with_exclusions(data, k, bf16):
+    V, Q = data
+    rng = np.random.default_rng(k)
+    exclude = rng.integers(-1, N, size=(len(Q), 5))
+    exclude[:, 0] = brute(Q, V, 1)[1][:, 0]  # each query's own best is excluded
+    searcher = topk.TopK(V, bf16=bf16)
+    D, I = searcher.search(Q, k, exclude=exclude)
+    assert_same(D, I, *brute(Q, V, k, exclude))
+    assert not (I[:, :, None] == exclude[:, None, :]).any()
+
+
+def test_full_scan_equals_pruned(data, monkeypatch):
+    V, Q = data
+    D2, I2 = topk.exact_topk(Q, V, 10)
+    with monkeypatch.context() as m:  # ordinary queries never fall back to the full scan
+        m.setattr(topk, "exact_topk", None)
+        D1, I1 = topk.TopK(V).search(Q, 10)
+    np.testing.assert_array_equal(I1, I2)
+    np.testing.assert_allclose(D1, D2, atol=1e-6)
+
+
+def test_ties_are_broken_by_id_across_the_cut():
+    rng = np.random.default_rng(1)
+    V, _ = vindex.unit_rows(rng.standard_normal((N, 8)).astype(np.float32))
+    twins = rng.choice(N, 300, replace=False)
+    V[twins] = V[twins[0]]  # 300 equal rows: every query ties on all of them
+    q = V[twins[:1]] * 0.9 + V[:1] * 0.1
+    for k in (1, 7, 299, 400):
+        D, I = topk.TopK(V).search(q, k)
+        Dr, Ir = brute(q, V, k)
+        np.testing.assert_array_equal(I, Ir)
+        np.testing.assert_array_equal(I[0, : min(k, 300)], np.sort(twins)[: min(k, 300)])
+
+
+def test_zero_vectors_score_zero_in_id_order():
+    rng = np.random.default_rng(2)
+    V, _ = vindex.unit_rows(rng.standard_normal((N, 8)).astype(np.float32))
+    V[[5, 17, 30000]] = 0.0
+    zero_query = np.zeros((1, 8), np.float32)
+    D, I = topk.TopK(V).search(zero_query, 6, exclude=np.array([[1, -1]]))
+    assert I.tolist() == [[0, 2, 3, 4, 5, 6]] and (D == 0).all()
+    # a query whose best scores are negative still meets the zero rows in id order
+    q = -np.ones((1, 8), np.float32)
+    D, I = topk.TopK(V).search(q, 200)
+    Dr, Ir = brute(q, V, 200)
+    assert_same(D, I, Dr, Ir)
+
+
+def test_k_above_the_candidates_and_restriction_to_a_prefix(data):
+    V, Q = data
+    searcher = topk.TopK(V)
+    D, I = searcher.search(Q[:5], 50, limit=30, exclude=np.array([[0, 1]] * 5))
+    assert ((I >= 0).sum(axis=1) == 28).all() and (I[:, 28:] == -1).all() and np.isneginf(D[:, 28:]).all()
+    assert_same(D, I, *brute(Q[:5], V, 50, np.array([[0, 1]] * 5), limit=30))
+    D, I = searcher.search(Q, 20, limit=35_000)
+    assert (I < 35_000).all()
+    assert_same(D, I, *brute(Q, V, 20, limit=35_000))
+
+
+def test_ids_map_rows_and_must_ascend(data):
+    V, Q = data
+    ids = np.arange(N) * 3 + 7
+    D, I = topk.TopK(V, ids).search(Q[:10], 5)
+    Dr, Ir = brute(Q[:10], V, 5)
+    assert_same(D, (I - 7) // 3, Dr, Ir)
+    with pytest.raises(ValueError):
+        topk.TopK(V[:3], np.array([2, 1, 0]))
+
+
+def test_topk_rows_ties_across_the_cut():
+    R = np.array([[0.5, 0.9, 0.5, 0.5, -np.inf, 0.9], [1, 1, 1, 1, 1, 1.0]], dtype=np.float32)
+    cols, vals = topk.topk_rows(R, 3)
+    assert cols.tolist() == [[1, 5, 0], [0, 1, 2]]
+    assert vals.tolist() == [[0.9, 0.9, 0.5], [1, 1, 1]] or np.allclose(vals, [[0.9, 0.9, 0.5], [1, 1, 1]])
+    assert topk.topk_rows(R, 1)[0].tolist() == [[1], [0]]
+
+
+def test_bf16_keys_order_like_the_values_and_never_cut_too_high():
+    import torch
+
+    bits = np.arange(-32768, 32768, dtype=np.int32).astype(np.int16)
+    ys = torch.from_numpy(bits).view(torch.bfloat16).to(torch.float32).numpy()
+    finite = np.isfinite(ys)
+    bits, ys = bits[finite].astype(np.int32), ys[finite]
+    keys = np.where(bits >= 0, bits, -32768 - bits)  # the scan's key of raw bfloat16 bits
+    for c in np.array([0.1, -0.3, 0.7071, 1e-3, 0.0, -0.0, 1.0, -1e-30], dtype=np.float32):
+        cut = topk.bf16_keys(np.array([c]))[0]
+        assert ((ys >= c) <= (keys >= cut)).all()  # every value at or above c passes
+        assert (ys[keys >= cut] >= c - abs(c) * 2.0 ** -7 - 1e-38).all()  # and nothing a bfloat16 step lower
+
+
+def test_vector_index_search_uses_the_kernel_with_id_restriction():
+    rng = np.random.default_rng(3)
+    unit, _ = vindex.unit_rows(rng.standard_normal((N, 12)).astype(np.float32))
+    vi = vindex.VectorIndex(vindex.build(unit, np.arange(N)))
+    subset = np.sort(rng.choice(N, 5000, replace=False))
+    q = unit[subset[:8]]
+    D, I = vi.search(q, 10, restrict=subset, exclude=subset[:8, None])
+    Dr, Ir = brute(q, unit[subset], 10, exclude=np.arange(8)[:, None])
+    assert_same(D, I, Dr, np.where(Ir >= 0, subset[np.maximum(Ir, 0)], -1))
+
+
+def test_word_index_neighbors_batch_as_arrow(glove_home):
+    index = WordIndex.open(glove_home, "glove")
+    table = index.neighbors(["king", "paris", "king"], k=5)
+    assert isinstance(table, pa.Table) and table.column_names == ["query", "rank", "word", "score"]
+    assert table.num_rows == 15 and table.column("rank").to_pylist()[:5] == [1, 2, 3, 4, 5]
+    one = index.neighbors("king", k=5)  # a str is one word, never its letters
+    assert one.column("query").to_pylist() == ["king"] * 5
+    assert one.column("word").to_pylist() == table.column("word").to_pylist()[:5]
+    assert "queen" in one.column("word").to_pylist()
+    unit = index.unit
+    q = index.ids(["paris"])[0]
+    Dr, Ir = brute(unit[q][None], unit, 5, exclude=[[q]])
+    assert table.column("word").to_pylist()[5:10] == [index.words[j] for j in Ir[0]]
+    np.testing.assert_allclose(table.column("score").to_numpy()[5:10], Dr[0], atol=2e-6)
+    assert index.neighbors("king", k=3, restrict=1000).column("word").to_pylist() == \
+        [index.words[j] for j in brute(unit[index.ids(["king"])], unit, 3, [[index.ids(["king"])[0]]], 1000)[1][0]]
