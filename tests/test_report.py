@@ -54,7 +54,8 @@ def test_markdown_and_html_from_a_fixture_section(tmp_path):
     assert "> **Paper:** the paper found X" in md and "this run found X — **agrees**" in md
     assert "![a red block](stage/red.png)" in md and (tmp_path / "stage" / "red.png").exists()
     assert "skipped: not available yet" in md
-    assert md.index("A demo stage") < md.index("BERT has uncommon sense") < md.index("A later stage")
+    details = md[md.index("## Settings"):]  # after the opening findings table
+    assert details.index("A demo stage") < details.index("BERT has uncommon sense") < details.index("A later stage")
 
     page = paths["html"].read_text()
     refs = _Refs()

@@ -45,17 +45,21 @@ def test_folder_of_another_run_is_refused_then_cleared(tmp_path, shared_data):
     first = run_record("lexprobe run a --method add", {"method": "add", "dataset": google})
     assert len(first["dataset_sha256"]) == 64 and first["dataset"] == google
     begin_run(out, first)
-    (out / "honest.parquet").write_bytes(b"x")
+    assert not out.exists()  # nothing is written before the run writes its first file
+    RunDir(out).write_text("honest.md", "x")
     end_run()
     begin_run(out, first)  # the same run again: reused in place
+    RunDir(out)
     end_run()
-    assert (out / "honest.parquet").exists()
+    assert (out / "honest.md").exists()
     second = run_record("lexprobe run a --method mul", {"method": "mul", "dataset": google})
     with pytest.raises(LexprobeError, match="holds another run .*--method add.*--overwrite"):
         begin_run(out, second)
     begin_run(out, second, overwrite=True)
+    assert (out / "honest.md").exists()  # emptied only when the run starts writing
+    RunDir(out / "sub")
     end_run()
-    assert sorted(p.name for p in out.iterdir()) == ["run.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["run.json", "sub"]
     assert json.loads((out / "run.json").read_text())["method"] == "mul"
     stranger = tmp_path / "mine"
     stranger.mkdir()

@@ -131,6 +131,35 @@ def test_rank_senses_groups_by_lemma_and_pos_and_filters_rare_senses():
     assert everything.column("n_candidates").to_pylist() == [14] * 4  # untagged 'dog' is no candidate
 
 
+def test_cells_by_lemma_or_by_sense_frequency():
+    """l counts the lemma's instances in D (the paper's text) or the query sense's (the authors' code): the toy
+    queries have (lemma, sense) counts (5, 3), (5, 2), (3, 3), (6, 6)."""
+    from lexprobe.analyses.senses import rank_senses
+
+    database, queries = _toy_corpora()
+    by_lemma, _ = rank_senses(database, queries, k_max=7, min_sense_count=2, lemma_edges=[4])
+    by_sense, _ = rank_senses(database, queries, k_max=7, min_sense_count=2, lemma_edges=[4], frequency="sense")
+    assert by_lemma.column("cell").to_pylist() == ["l>=4, r>=0.25", "l>=4, r>=0.25", "l<4, r>=0.25", "l>=4, r>=0.25"]
+    assert by_sense.column("cell").to_pylist() == ["l<4, r>=0.25", "l<4, r>=0.25", "l<4, r>=0.25", "l>=4, r>=0.25"]
+    assert by_sense.column("ap").to_pylist() == by_lemma.column("ap").to_pylist()  # only the cells move
+    with pytest.raises(ValueError, match="frequency"):
+        rank_senses(database, queries, frequency="lemmas")
+
+
+def test_proper_names_are_person_group_location_instances_named_otherwise():
+    import pyarrow as pa
+
+    from lexprobe.analyses.senses import Instances, proper_name_mask, without_proper_names
+
+    table = pa.table({"lemma": ["person", "person", "group", "location", "cat", "group"],
+                      "surface": ["John Smith", "persons", "Fulton County Grand Jury", "Atlanta", "cat", "Groups"],
+                      "pos": ["NOUN"] * 6, "sense": ["p", "p", "g", "l", "c", "g"]})
+    assert proper_name_mask(table).tolist() == [True, False, True, True, False, False]
+    kept, dropped = without_proper_names(Instances(table, np.eye(6, dtype=np.float32)))
+    assert dropped == 3 and kept.table.column("surface").to_pylist() == ["persons", "cat", "Groups"]
+    assert kept.vectors[:, 1].tolist() == [1, 0, 0]  # vectors follow their rows
+
+
 def test_rank_senses_same_corpus_leaves_each_query_out():
     from lexprobe.analyses.senses import rank_senses
 
@@ -165,8 +194,9 @@ def test_bucket_report_writes_tables_curves_and_checks(tmp_path):
     md = (tmp_path / "buckets.md").read_text()
     assert "toy P@k" in md and "toy2 MAP" in md and "random P@k" in md
     assert (tmp_path / "queries.parquet").exists()
-    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["p_at_k-llt500_rge0.5.png",
-                                                              "p_at_k-llt500_rlt0.5.png"]
+    # one grid figure (a panel per non-empty cell), as PNG, SVG and PDF
+    assert sorted(p.name for p in tmp_path.glob("p_at_k.*")) == ["p_at_k.pdf", "p_at_k.png", "p_at_k.svg"]
+    assert summary["plots"] == {"all cells": "p_at_k.png"}
 
 
 # ------------------------------------------------------------------ real data: SemCor subset, packaged MiniLM
@@ -205,7 +235,7 @@ def test_semcor_subset_cells_beat_their_random_baseline(semcor_run):
     assert min(queries.column("sense_count").to_pylist()) >= 5  # min sense count, the query left out
     n, r = (np.asarray(queries.column(c).to_pylist()) for c in ("n_candidates", "n_relevant"))
     assert np.allclose(np.asarray(queries.column("sense_ratio").to_pylist()), r / n)  # same-lemma candidates
-    assert "minilm P@k" in (out / "buckets.md").read_text() and len(list(out.glob("p_at_k-*.png"))) == 4
+    assert "minilm P@k" in (out / "buckets.md").read_text() and (out / "p_at_k.png").is_file()
     assert "every cell beats random: True" in result.out
 
 

@@ -1,5 +1,6 @@
-"""The run report: sections grouped by paper, each with tables, plots and settings, and beside each table the
-paper's finding in one line and whether this run agrees.
+"""The run report: first a findings table (per finding: what the paper says, what this run found, the
+verdict), then the details: sections grouped by paper, each with tables, plots and settings, and beside each
+table the paper's finding in one line and whether this run agrees.
 
 Written twice from the same model: ``report.md`` (images linked, relative to the run folder) and
 ``report.html``, self-contained (images embedded as base64 ``data:`` URIs, minimal inline CSS), so it opens in
@@ -83,6 +84,22 @@ def _grouped(report: Report) -> list[tuple[str, list[Section]]]:
     return [(k, ss) for k, ss in groups if ss]
 
 
+FINDINGS_COLUMNS = ["analysis", "the paper says", "this run", "verdict"]
+
+
+def findings(report: Report) -> list[dict]:
+    """One row per table that states a finding (and per stage that did not run): the report's opening table."""
+    rows = []
+    for _, sections in _grouped(report):
+        for s in sections:
+            if s.status != "done":
+                rows.append({"analysis": s.title, "the paper says": "", "this run": _status_line(s),
+                             "verdict": s.status})
+            rows += [{"analysis": f"{s.title}: {t.title}", "the paper says": t.finding, "this run": t.observed,
+                      "verdict": _verdict(t)} for t in s.tables if t.finding or t.observed]
+    return rows
+
+
 def _settings_rows(settings: dict) -> list[dict]:
     return [{"setting": k, "value": v if not isinstance(v, (dict, list)) else _compact(v)} for k, v in settings.items()]
 
@@ -107,6 +124,9 @@ def to_markdown(report: Report) -> str:
     out = [f"# {report.title}", ""]
     if report.seconds is not None:
         out += [f"Total time: {report.seconds:.1f} s", ""]
+    rows = findings(report)
+    if rows:
+        out += ["## Findings", "", markdown_table(rows, FINDINGS_COLUMNS), ""]
     if report.settings:
         out += ["## Settings", "", markdown_table(_settings_rows(report.settings), ["setting", "value"]), ""]
     for paper, sections in _grouped(report):
@@ -178,6 +198,9 @@ def to_html(report: Report, run_dir: Path) -> str:
            f"<h1>{html.escape(report.title)}</h1>"]
     if report.seconds is not None:
         out.append(f"<p>Total time: {report.seconds:.1f} s</p>")
+    rows = findings(report)
+    if rows:
+        out += ["<h2>Findings</h2>", _html_table(rows, FINDINGS_COLUMNS)]
     if report.settings:
         out += ["<h2>Settings</h2>", _html_table(_settings_rows(report.settings), ["setting", "value"])]
     for paper, sections in _grouped(report):

@@ -33,7 +33,7 @@ RUN_RECORD = "run.json"
 INDEX_PARAMS = ("words_index", "index", "name", "words")  # the click parameter names that name an index
 DATASET_PARAMS = ("dataset", "database", "queries", "questions", "pairs", "corpus", "data")
 
-_active: tuple[Path, dict] | None = None  # the claimed run folder and its record, while a command runs
+_active: dict | None = None  # the run folder a command claimed: root, record, whether to empty it, claimed yet
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -105,15 +105,18 @@ def _check_clearable(path: Path) -> None:
 
 
 def begin_run(path: str | os.PathLike, record: dict, *, overwrite: bool = False) -> Path:
-    """Claim ``path`` for the run described by ``record`` (see :func:`run_record`) and make it the active run.
+    """Check ``path`` for the run described by ``record`` (see :func:`run_record`) and make it the active run.
 
-    An empty or missing folder is claimed; one holding the same run (identical record) is reused in place; one
-    holding anything else is refused with one line unless ``overwrite``, which empties it first.
+    An empty or missing folder is taken; one holding the same run (identical record) is reused in place; one
+    holding anything else is refused with one line unless ``overwrite``, which empties it. Nothing is written
+    (or emptied) until the run writes its first file (:class:`RunDir`), so a command that stops on bad
+    arguments leaves the folder as it was.
     """
     global _active
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise LexprobeError(f"{path}: not a folder (--out)")
+    empty_first = False
     if not _is_empty(path):
         previous = None
         try:
@@ -126,16 +129,25 @@ def begin_run(path: str | os.PathLike, record: dict, *, overwrite: bool = False)
                         else "files of something else")
                 raise LexprobeError(f"{path}: holds {what}; pass --overwrite to empty it, or choose another --out")
             _check_clearable(path)
-            for child in path.iterdir():
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-    path.mkdir(parents=True, exist_ok=True)
-    _atomic_write_bytes(path / RUN_RECORD, (json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False,
-                                                       allow_nan=False) + "\n").encode("utf-8"))
-    _active = (path.resolve(), record)
+            empty_first = True
+    _active = {"root": path.resolve(), "path": path, "record": record, "empty_first": empty_first,
+               "claimed": False}
     return path
+
+
+def _claim(path: Path) -> None:
+    """On the active run's first write: empty its folder when asked, create it, write ``run.json``."""
+    root = _active["path"]
+    if _active["empty_first"]:
+        for child in root.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    root.mkdir(parents=True, exist_ok=True)
+    _atomic_write_bytes(root / RUN_RECORD, (json.dumps(_active["record"], indent=1, sort_keys=True,
+                                                       ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
+    _active["claimed"] = True
 
 
 def end_run() -> None:
@@ -144,14 +156,16 @@ def end_run() -> None:
     _active = None
 
 
+def _inside_active(path: Path) -> bool:
+    if _active is None:
+        return False
+    resolved = path.resolve()
+    return resolved == _active["root"] or _active["root"] in resolved.parents
+
+
 def active_record(path: Path) -> dict:
     """The record of the active run when ``path`` lies inside its folder, else just the version."""
-    if _active is not None:
-        root, record = _active
-        resolved = path.resolve()
-        if resolved == root or root in resolved.parents:
-            return record
-    return {"lexprobe_version": __version__}
+    return _active["record"] if _inside_active(path) else {"lexprobe_version": __version__}
 
 
 class RunDir:
@@ -159,6 +173,8 @@ class RunDir:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
+        if _inside_active(self.path) and not _active["claimed"]:
+            _claim(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
 
     def file(self, name: str) -> Path:

@@ -16,10 +16,11 @@ import pyarrow as pa
 
 from ..analyses.sense_cells import (DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES, bucket_checks, cell_labels, check_edges,
                                     summarize_runs)
-from ..analyses.senses import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, Instances, rank_senses
+from ..analyses.senses import (DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES, Instances, rank_senses,
+                               without_proper_names)
 from ..core.errors import LexprobeError
 from ..core.formatting import markdown_table
-from .plots import line_plot
+from .plots import line_grid
 from .report import Image, Section, Table
 from .run_dir import RunDir
 
@@ -41,10 +42,14 @@ class SenseRunOptions:
     database_sentences: int | None = None
     query_sentences: int | None = None
     seed: int = 0
+    frequency: str = "lemma"         # what l counts: the lemma's instances in D (the paper's text) or the sense's
+    proper_names: bool = True        # False: leave out SemCor's person/group/location names
 
     def check(self) -> None:
         if self.k_max < 1 or self.min_sense_count < 1:
             raise LexprobeError("-k and --min-sense-count must be at least 1")
+        if self.frequency not in FREQUENCIES:
+            raise LexprobeError(f"--frequency must be one of {', '.join(FREQUENCIES)}, not {self.frequency!r}")
         try:
             self.lemma_edges = check_edges("--lemma-edges", self.lemma_edges)
             self.ratio_edges = check_edges("--ratio-edges", self.ratio_edges)
@@ -129,23 +134,37 @@ def run_senses(home: Path, database_spec: str, queries_spec: str, settings: Sequ
         else:
             q_index = TokenIndex.open(home, q_name)
             queries = Instances(q_index.table, q_index.unit)
+        left_out = {}
+        if not options.proper_names:
+            database, left_out["database"] = without_proper_names(database)
+            queries, left_out["queries"] = (database, left_out["database"]) if same else without_proper_names(queries)
         table, skips = rank_senses(database, queries, k_max=options.k_max, min_sense_count=options.min_sense_count,
                                    match_pos=options.match_pos, all_lemmas=options.all_lemmas, same_corpus=same,
                                    lemma_edges=options.lemma_edges, ratio_edges=options.ratio_edges,
-                                   limit_queries=options.limit_queries, seed=options.seed, desc=f"rank {label}")
+                                   limit_queries=options.limit_queries, seed=options.seed,
+                                   frequency=options.frequency, desc=f"rank {label}")
         if not len(table):
             raise LexprobeError(f"no query of {queries_spec} has a sense occurring {options.min_sense_count}+ times "
                                 f"in {database_spec} ({'; '.join(f'{n} {r}' for r, n in skips.items())})")
         runs[label] = table
         meta_runs[label] = {"model": model, "database_index": d_name, "query_index": q_name,
                             "built": [n for n, b in ((d_name, d_built), (q_name, q_built)) if b],
-                            "skipped_queries": skips, "layers": d_index.settings.get("layers")}
+                            "skipped_queries": skips, "layers": d_index.settings.get("layers"),
+                            "multi_key_queries": _multi_key(table),
+                            **({"proper_names_left_out": left_out} if left_out else {})}
         first = first or (database, queries)
     meta = {"database": database_spec, "queries": queries_spec, "same_corpus": same,
             **options.__dict__, "runs": meta_runs}
     summary = write_bucket_report(RunDir(out), runs, cell_labels(options.lemma_edges, options.ratio_edges),
                                   meta=meta)
     return {**summary, "runs": runs, "instances": first}
+
+
+def _multi_key(table: pa.Table) -> int:
+    """How many queries have more than one gold key (each is ranked by its first)."""
+    if "senses" not in table.column_names:
+        return 0
+    return int(sum(len(keys or ()) > 1 for keys in table.column("senses").to_pylist()))
 
 
 def write_bucket_report(run: RunDir, runs: dict[str, pa.Table], labels: Sequence[str], *, meta: dict) -> dict:
@@ -178,15 +197,16 @@ def write_bucket_report(run: RunDir, runs: dict[str, pa.Table], labels: Sequence
     note = (f"P@k = mean over k = 1..{k_max} of the mean P@k of the cell's queries (the paper's Table-1 number); "
             "MAP = mean true average precision over the full candidate ranking.")
     run.write_text("buckets.md", markdown_table(wide) + "\n\n" + note + "\n")
-    plots = {}
+    panels = {}
     for label in labels:
         curves = {name: all_curves[name][label]["p_at_k"] for name in names if label in all_curves[name]}
-        if not curves:
-            continue
-        curves["random"] = all_curves[names[0]][label]["random_p_at_k"]
-        slug = label.replace(", ", "_").replace("<=", "le").replace(">=", "ge").replace("<", "lt")
-        plots[label] = line_plot(run.file(f"p_at_k-{slug}.png"), np.arange(1, k_max + 1), curves,
-                                 title=f"P@k, {label}", xlabel="k", ylabel="precision at k").name
+        if curves:
+            panels[label] = {**curves, "random": all_curves[names[0]][label]["random_p_at_k"]}
+    plots = {}
+    if panels:  # one figure: a panel per cell, shared axes from 0 to 1
+        plots["all cells"] = line_grid(run.file("p_at_k.png"), np.arange(1, k_max + 1), panels, unit_y=True,
+                                       title="P@k against k per cell (lemma frequency l, sense proportion r)",
+                                       xlabel="k", ylabel="P@k").name
     summary = {"meta": meta, "cells": cell_rows, "plots": plots, "checks": bucket_checks(cell_rows)}
     run.write_json("summary.json", summary)
     return summary
@@ -220,8 +240,15 @@ def senses_stage(run_dir: RunDir, settings) -> Section:
                            for c, r in by_cell.items() if c != "all"),
         agrees=checks["every_cell_beats_random"] and checks["rare_senses_score_lower"]))
     for cell, plot in summary["plots"].items():
-        section.images.append(Image(plot, f"Figure 2: P@k against k, cell {cell}, with the random baseline"))
+        section.images.append(Image(plot, f"Figure 2: P@k against k, {cell}, with the random baseline"))
+    run_meta = summary["meta"]["runs"]["minilm"]
     section.settings = {"model": "minilm (last layer, mean pooling)", "database": database, "queries": queries,
+                        "l": "the query lemma's instances in D (the paper's text; the authors' code counts the "
+                             "sense's: run senses --frequency sense)",
+                        "multi-key instances": f"ranked by their first gold key ({run_meta['multi_key_queries']} of "
+                                               f"{by_cell['all']['queries']} queries have more than one)",
+                        "proper names": "kept (SemCor's person/group/location names; run senses --no-proper-names "
+                                        "leaves them out)",
                         "k": options.k_max, "min sense count": options.min_sense_count,
                         "cells": f"l edges {options.lemma_edges}, r edges {options.ratio_edges}",
                         "sentences": "D first 3000, Q first 400" if quick else "all"}
