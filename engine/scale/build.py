@@ -92,6 +92,10 @@ class EncoderPool:
         ray = ray_module()
         if workers < 1 or threads < 1:
             raise LexprobeError("--workers and --threads must be at least 1")
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if workers * threads > cpus:  # the extra actors would wait for CPUs for ever
+            raise LexprobeError(f"{workers} encoder actors of {threads} threads need {workers * threads} CPUs; the "
+                                f"Ray cluster has {cpus}")
         actor = ray.remote(num_cpus=threads, max_restarts=max_restarts, max_task_retries=max_restarts)(EncoderWorker)
         self.actors = [actor.remote(model, tuple(layers) if layers else None, pooling, batch_tokens, threads)
                        for _ in range(workers)]

@@ -92,17 +92,18 @@ class ShardedVectors:
 
     is_exact = True
 
-    def __init__(self, store: Store, groups: int | None = None, *, address: str | None = None,
-                 cpus_per_group: float = 1.0):
+    def __init__(self, store: Store, groups: int | None = None, *, address: str | None = None):
         ray = connect(address)
         rows = [int(s["rows"]) for s in store.manifest["shards"]]
         if groups is None:
-            groups = max(1, int(ray.cluster_resources().get("CPU", 1) // cpus_per_group))
+            groups = max(1, int(ray.cluster_resources().get("CPU", 1)))
         if groups < 1:
             raise LexprobeError("--shard-groups must be at least 1")
         self.groups = shard_groups(rows, groups) if rows else []
-        actor = ray.remote(num_cpus=cpus_per_group, max_restarts=MAX_RESTARTS,
-                           max_task_retries=MAX_RESTARTS)(ShardGroupWorker)
+        # Ray's default actor resources (a CPU to be placed, none held while it waits for queries), spread over
+        # the nodes so that the groups' vectors share out their memory
+        actor = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=MAX_RESTARTS,
+                           scheduling_strategy="SPREAD")(ShardGroupWorker)
         path = str(Path(store.path).resolve())
         self.actors = [actor.remote(path, store.manifest["version_id"], g) for g in self.groups]
         self.dim = store.dim
