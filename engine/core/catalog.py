@@ -106,10 +106,12 @@ def connect(home: Path, *, unsafe: bool = False) -> Catalog:
 
 def query(home: Path, sql: str, *, unsafe: bool = False) -> tuple[list[str], list[tuple], dict[str, str]]:
     """Run ``sql`` against the catalog: (column names, rows, skipped folders with their reasons)."""
+    if not sql.strip():
+        raise LexprobeError("sql: the statement is empty")
     catalog = connect(home, unsafe=unsafe)
     try:
         rel = catalog.connection.execute(sql)
-        if rel.description is None:
+        if rel is None or rel.description is None:
             return [], [], catalog.skipped
         return [d[0] for d in rel.description], rel.fetchall(), catalog.skipped
     except duckdb.Error as exc:
