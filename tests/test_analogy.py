@@ -172,5 +172,45 @@ def test_cli_bench_writes_run_folder_and_reports_skips(cli, glove_home, tmp_path
     summary = json.loads((out / "summary.json").read_text())
     assert summary["questions"] == 12 and summary["pairs_dropped"] == 1
     r = cli("--home", glove_home, "bench", "analogy", "--words", "glove", "--dataset", f"bats:{tmp_path}/none",
-            "--out", out)
+            "--out", tmp_path / "run-none")
     assert r.code == 2 and "no such" in r.err
+
+
+def test_listed_questions_are_the_matching_rows_of_the_full_run(glove):
+    from lexprobe.analyses.decomposition import decompose_relations
+    from lexprobe.sources.datasets.bats import Relation
+
+    pairs = [("boy", ["girl"]), ("brother", ["sister"]), ("king", ["queen"]), ("man", ["woman"])]
+    full = run_relations(glove, [Relation("family", "family", "semantic", "-", pairs)], restrict_vocab=30000).table
+    listed = Relation("family", "family", "semantic", "-", pairs, questions=[(2, 3), (0, 1), (3, 0)])
+    table = run_relations(glove, [listed], restrict_vocab=30000).table
+    key = lambda r: (r["a"], r["b"])
+    by_question = {key(r): r for r in full.to_pylist()}
+    assert [key(r) for r in table.to_pylist()] == [("king", "man"), ("boy", "brother"), ("man", "boy")]
+    assert all(r == by_question[key(r)] for r in table.to_pylist())
+    assert decompose_relations(glove, [listed]).column("b_star").to_pylist() == ["woman", "sister", "girl"]
+
+
+def test_wilson_intervals_of_shares_by_hand():
+    from lexprobe.analyses.analogy import share_intervals
+    from lexprobe.analyses.intervals import wilson
+
+    # 8/10: centre (0.8 + z^2/20) / (1 + z^2/10) = 0.7167, half-width 0.2266 (z = 1.96)
+    assert wilson(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)
+    assert wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    rows = share_intervals({"b": 0.8, "other": 0.2}, 10)
+    assert [(r["returned"], r["count"]) for r in rows] == [("b", 8), ("other", 2)]
+    assert (rows[1]["low"], rows[1]["high"]) == pytest.approx((1 - 0.9433, 1 - 0.4902), abs=1e-4)
+
+
+def test_cli_google_answers_the_files_own_questions_by_default(cli, glove_home, tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text(": family\nboy girl brother sister\nboy girl king queen\nbrother sister Man Woman\n")
+    counts = {}
+    for mode in ("file", "pairs"):
+        out = tmp_path / mode
+        r = cli("--home", glove_home, "--quiet", "run", "analogy", "--words", "glove", "--dataset", f"google:{q}",
+                "--lowercase", "--google-questions", mode, "--restrict-vocab", "30000", "--no-honest", "--out", out)
+        assert r.code == 0, r
+        counts[mode] = json.loads((out / "summary.json").read_text())["questions"]
+    assert counts == {"file": 3, "pairs": 12}  # the file's 3 questions; every ordered pair of its 4 pairs

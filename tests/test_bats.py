@@ -95,3 +95,40 @@ def test_google_malformed(tmp_path):
     f2 = _write(tmp_path / "q2.txt", "boy girl brother sister\n")
     with pytest.raises(InputError, match="before the first"):
         read_questions(f2)
+
+
+def test_identity_pairs_are_dropped_and_counted_apart(tmp_path):
+    f = _write(tmp_path / "I02 [noun - plural_irreg].txt", "series\tseries\ncat\tcats\nox\toxen/ox\nsheep\tsheep/sheeps\n")
+    vocab = {"series", "cat", "cats", "ox", "oxen", "sheep", "sheeps"}
+    kept, report = apply_vocab(read_bats(f, answers="first"), vocab)
+    assert kept[0].pairs == [("cat", ["cats"]), ("ox", ["oxen"])]  # series:series and sheep:sheep are identities
+    row = report[0].as_row()
+    assert (row["pairs"], row["kept"], row["dropped"], row["identity"], row["coverage"]) == (4, 2, 0, 2, 0.5)
+    kept_any, report_any = apply_vocab(read_bats(f, answers="any"), vocab)
+    assert kept_any[0].pairs == [("cat", ["cats"]), ("ox", ["oxen"]), ("sheep", ["sheeps"])]  # a* = a never accepted
+    assert report_any[0].identity == 1 and report_any[0].dropped == 0
+
+
+def test_google_file_questions_by_default_generated_pairs_as_an_option(tmp_path):
+    f = _write(tmp_path / "q.txt", ": family\nboy girl brother sister\nboy girl king queen\nbrother sister boy girl\n"
+                                   ": city-in-state\nglendale arizona phoenix arizona\nglendale california fresno california\n")
+    family, city = read_google(f)
+    assert family.pairs == [("boy", ["girl"]), ("brother", ["sister"]), ("king", ["queen"])]
+    assert family.questions == [(0, 1), (0, 2), (1, 0)]
+    assert city.pairs == [("glendale", ["arizona"]), ("phoenix", ["arizona"]), ("glendale", ["california"]),
+                          ("fresno", ["california"])] and city.questions == [(0, 1), (2, 3)]
+    assert [x.tolist() for x in city.question_index()] == [[0, 2], [1, 3]]
+    family_p, city_p = read_google(f, questions="pairs")  # one pair per start word, every ordered pair of pairs
+    assert city_p.pairs == [("glendale", ["arizona"]), ("phoenix", ["arizona"]), ("fresno", ["california"])]
+    assert family_p.questions is None and len(city_p.question_index()[0]) == 6
+    kept, report = apply_vocab([family], {"boy", "girl", "brother", "sister", "queen"})  # king is unknown
+    assert kept[0].pairs == family.pairs[:2] and kept[0].questions == [(0, 1), (1, 0)]
+    assert (report[0].as_row()["questions"], report[0].as_row()["questions_kept"]) == (3, 2)
+    with pytest.raises(LexprobeError, match="unknown Google questions"):
+        read_google(f, questions="all")
+
+
+def test_real_google_question_counts(shared_data):
+    path = shared_data / "google_analogy/questions-words.txt"
+    assert sum(len(r.question_index()[0]) for r in read_google(path, lowercase=True)) == 19544
+    assert sum(len(r.question_index()[0]) for r in read_google(path, lowercase=True, questions="pairs")) == 30360

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lexprobe.analyses.decomposition import DELTA, REFERENCE, TERMS, decompose, decompose_relations, relation_means
+from lexprobe.analyses.decomposition import (DELTA, REFERENCE, TERMS, decompose, decompose_relations, figure1_claims,
+                                            relation_means)
 from lexprobe.kinds.words import WordIndex
 from lexprobe.runs.analogies import plot_decomposition
 from lexprobe.sources.datasets.analogy_sets import usable_relations
@@ -52,3 +53,12 @@ def test_terms_sum_to_score_on_every_tuple(glove_home, shared_data, normalize, t
     assert np.mean([m["within"] for m in means]) > 1.5 * np.mean([m["offset"] for m in means])
     paths = plot_decomposition(means, tmp_path, normalized=normalize)
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+def test_figure1_claims_counted_separately_by_hand():
+    means = [{"relation": "I01 [a]", "within": 0.7, "offset": 0.1, "start_offset": -0.1},
+             {"relation": "D01 [b]", "within": 0.2, "offset": 0.4, "start_offset": -0.3},
+             {"relation": "L10 [c]", "within": 0.5, "offset": -0.0008, "start_offset": 0.6}]
+    claims = figure1_claims(means)
+    assert [(c["holding"], c["relations"]) for c in claims] == [(2, 3), (2, 3), (2, 3)]
+    assert [c["exceptions"] for c in claims] == ["L10 +0.5000/+0.6000", "L10 -0.0008", "D01 +0.4000/+0.2000"]

@@ -8,7 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lexprobe.core.errors import LexprobeError
-from lexprobe.analyses.offset_baselines import KINDS, baseline_sets, possible_kinds, random_pool, summarise
+from lexprobe.analyses.offset_baselines import (KINDS, baseline_sets, chance_rows, possible_kinds, random_pool,
+                                                score_against, summarise)
 from lexprobe.analyses.offsets import PairSet
 from lexprobe.runs.analogies import run_table1
 
@@ -94,6 +95,27 @@ def test_summary_mean_and_iqr_by_hand():
     assert perm["ocs"] == pytest.approx(0.15) and perm["ocs_iqr"] == pytest.approx(0.15) and perm["sets"] == 4
     assert [r["set"] for r in by_cat if r["category"] == "x"] == ["bats", "permuted"]  # BATS beside the baseline
     assert by_rel[1]["bats_ocs"] == pytest.approx(0.4) and by_rel[1]["permuted_ocs"] == pytest.approx(0.25)
+
+
+def test_a_set_scored_against_given_shuffles_by_hand():
+    """The authors' scoring of a permuted set: its offsets against the real relation's shuffled offsets."""
+    vectors = np.array([[0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [1, 1]], dtype=float)
+    ps = PairSet("R", "x", np.array([0, 1, 2]), np.array([3, 4, 5]))
+    # unit offsets (1,0), (0,1), (1,1)/sqrt2: sim(O) = 0, .7071, .7071
+    shuffled = np.array([[[1, 0], [1, 0], [-1, 0]],   # sims 1, -1, -1: 6 of 9 (positive > negative) -> AUC 2/3
+                         [[0, 1], [0, 1], [0, 1]]])   # sims 1, 1, 1: AUC 0
+    o, p = score_against(vectors, ps, shuffled)
+    assert o == pytest.approx(2 * 0.5 ** 0.5 / 3) and p == pytest.approx((2 / 3 + 0) / 2)
+
+
+def test_half_iqr_rule_per_category_and_set_by_hand():
+    rows = [{"category": "x", "set": "bats", "pcs": 0.8, "pcs_iqr": 0.1},
+            {"category": "x", "set": "permuted", "pcs": 0.4948, "pcs_iqr": 0.0093},
+            {"category": "all", "set": "random-both", "pcs": 0.5001, "pcs_iqr": 0.0026}]
+    rule = chance_rows(rows)
+    assert [(r["category"], r["set"]) for r in rule] == [("x", "permuted"), ("all", "random-both")]  # BATS: no rule
+    assert rule[0]["distance"] == pytest.approx(0.0052) and rule[0]["half_iqr"] == pytest.approx(0.00465)
+    assert [r["within"] for r in rule] == [False, True]  # .0052 > .00465; .0001 <= .0013
 
 
 # ------------------------------------------------------------------------------- real data, CLI

@@ -37,6 +37,7 @@ from ..core.cores import usable_cores
 from ..sources.datasets.bats import Relation
 from ..core.errors import LexprobeError
 from ..core.progress import bar
+from .intervals import wilson
 from ..kinds.words import WordIndex
 
 METHODS = ("add", "mul", "pairdir")
@@ -111,27 +112,29 @@ def _above(bound: np.ndarray, kc: int) -> tuple[np.ndarray, float]:
 
 def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np.ndarray, method: str, k: int = 1,
                    honest: bool = False, eps: float = DEFAULT_EPS, gram: np.ndarray,
-                   prune: bool = True, ranks: bool = True) -> tuple[np.ndarray, np.ndarray, Answers]:
+                   prune: bool = True, ranks: bool = True,
+                   questions: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, Answers]:
     """All questions of one relation from ``P`` (2n x V cosines: rows 0..n-1 the start words, n..2n-1 the end
     words, columns the candidate vocabulary, row ids 0..V-1).
 
     ``word_ids`` (2n,) are the rows' word ids; ``gold[j]`` the word ids accepted for pair j (its answers);
-    ``gram`` the (2n, 2n) cosines among the rows. Returns the question index arrays ``(i, j)`` (a:a* = pair i,
-    b = start of pair j) in row-major order and their :class:`Answers`. ``prune=False`` scans the whole
+    ``gram`` the (2n, 2n) cosines among the rows. ``questions``: the ``(i, j)`` arrays of the questions to answer
+    (a:a* = pair i, b = start of pair j); by default every ordered pair i != j in row-major order. Returns them
+    and their :class:`Answers`. ``prune=False`` scans the whole
     vocabulary for every question (the reference the pruned path is tested against); ``ranks=False``
     leaves the gold ranks at -1 (answers only).
     """
     V = P.shape[1]
     S, E = P[:n], P[n:]
     s_ids, e_ids = word_ids[:n], word_ids[n:]
-    ii, jj = np.nonzero(~np.eye(n, dtype=bool))
+    ii, jj = np.nonzero(~np.eye(n, dtype=bool)) if questions is None else questions
     out_ids = np.full((len(ii), k), -1, dtype=np.int64)
     out_scores = np.full((len(ii), k), -np.inf, dtype=np.float32)
     gold_ranks = np.full(len(ii), -1, dtype=np.int64)
     M = S.max(axis=0) if method != "pairdir" else None
     kc = min(V - 1, max(_CANDIDATES, 4 * k + 8))
     pruned = prune and method != "pairdir" and kc >= k + 3
-    for i in range(n):
+    for i in np.unique(ii):
         rows = np.flatnonzero(ii == i)
         js = jj[rows]
         excl = np.zeros((len(js), 0), np.int64) if honest else \
@@ -235,12 +238,13 @@ class RelationRun:
 def run_relations(words: WordIndex, relations: list[Relation], *, method: str = "add", k: int = 1,
                   honest: bool = False, restrict_vocab: int | None = None, eps: float = DEFAULT_EPS,
                   prune: bool = True, ranks: bool = True) -> RelationRun:
-    """Answer every tuple a:a*::b:b* of every relation (pairs already filtered to the vocabulary).
+    """Answer every question a:a*::b:b* of every relation (pairs already filtered to the vocabulary): every
+    ordered pair of its pairs, or the questions it lists (:meth:`Relation.question_index`).
 
     One row per question: relation, category, a, a_star, b, gold (b*'s first answer), answers (all accepted),
     prediction, score, rank (of the best accepted answer among the candidates; -1 when none can be returned:
     excluded or outside ``restrict_vocab``), correct, and whether the prediction is a, a* or b; ``top_k`` when k > 1.
-    A relation with fewer than two pairs is skipped and reported. ``ranks=False`` skips the gold ranks (-1).
+    A relation with fewer than two pairs, or no question left, is skipped and reported. ``ranks=False`` skips the gold ranks (-1).
     """
     check_method(method)
     if k < 1:
@@ -258,18 +262,23 @@ def run_relations(words: WordIndex, relations: list[Relation], *, method: str = 
         gram = W @ W.T
         gold = [words.ids(answers).tolist() for _, answers in rel.pairs]
         ii, jj, ans = solve_relation(W @ vocab.T, n, gold=gold, word_ids=word_ids, method=method, k=k,
-                                     honest=honest, eps=eps, gram=gram, prune=prune, ranks=ranks)
+                                     honest=honest, eps=eps, gram=gram, prune=prune, ranks=ranks,
+                                     questions=rel.question_index())
         return _question_rows(words, rel, word_ids, gold, ii, jj, ans, k)
 
-    skipped = [{"relation": r.name, "pairs": len(r.pairs), "reason": "fewer than two usable pairs"}
-               for r in relations if len(r.pairs) < 2]
-    usable = [r for r in relations if len(r.pairs) >= 2]
+    skipped = [{"relation": r.name, "pairs": len(r.pairs), "reason": "fewer than two usable pairs" if len(r.pairs) < 2
+                else "no question with all its words kept"} for r in relations if not _answerable(r)]
+    usable = [r for r in relations if _answerable(r)]
     # relations are independent: one per core (numpy releases the GIL in the products and element-wise work)
     with ThreadPoolExecutor(max(1, min(len(usable), usable_cores()))) as pool:
         parts = list(bar(pool.map(solve, usable), total=len(usable), desc=f"analogy {method}", unit="relation"))
     if not parts:
         raise LexprobeError("no relation has two usable word pairs: nothing to answer")
     return RelationRun(pa.concat_tables(parts), skipped)
+
+
+def _answerable(rel: Relation) -> bool:
+    return len(rel.pairs) >= 2 and (rel.questions is None or len(rel.questions) > 0)
 
 
 def _question_rows(words: WordIndex, rel: Relation, word_ids, gold, ii, jj, ans: Answers, k: int) -> pa.Table:
@@ -319,6 +328,17 @@ def honest_shares(table: pa.Table) -> dict:
     other = ~(is_b | is_a | is_as | gold)
     return {"questions": len(table), "b": float(is_b.mean()), "a": float(is_a.mean()), "a_star": float(is_as.mean()),
             "gold": float(gold.mean()), "other": float(other.mean())}
+
+
+def share_intervals(shares: dict[str, float], n: int) -> list[dict]:
+    """One row per share of ``n`` questions (e.g. :func:`honest_shares` without its ``questions``): returned,
+    count, share and its Wilson 95% interval (low, high)."""
+    rows = []
+    for key, share in shares.items():
+        count = int(round(share * n))
+        low, high = wilson(count, n)
+        rows.append({"returned": key, "count": count, "share": share, "low": low, "high": high})
+    return rows
 
 
 def answer_questions(words: WordIndex, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *, method: str = "add",

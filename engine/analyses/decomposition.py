@@ -14,7 +14,7 @@ is 1): ``b.q / |q|^2 + o_a.o_a / |q|^2 + o_a.b / |q|^2``. The honest-test margin
       norm term               offset term         b-o_b term
 
 Terms are computed on the raw vectors by default (the norm term is zero for unit vectors), or on unit vectors
-with ``normalize=True``; one row per tuple (all ordered pairs of a relation's pairs, a != b), vectorised.
+with ``normalize=True``; one row per tuple (all ordered pairs of a relation's pairs, a != b, or the questions it lists), vectorised.
 """
 
 from __future__ import annotations
@@ -61,15 +61,15 @@ def decompose(a: np.ndarray, a_star: np.ndarray, b: np.ndarray, b_star: np.ndarr
 
 
 def decompose_relations(words: WordIndex, relations: list[Relation], *, normalize: bool = False) -> pa.Table:
-    """One row per tuple of every relation with at least two pairs (b* = the pair's first kept answer)."""
+    """One row per question of every relation with at least two pairs (b* = the pair's first kept answer): every
+    ordered pair of its pairs, or the questions it lists."""
     vectors = unit_rows(words.raw)[0] if normalize else words.raw
     parts = []
     for rel in relations:
-        n = len(rel.pairs)
-        if n < 2:
+        ii, jj = rel.question_index()
+        if len(rel.pairs) < 2 or not len(ii):
             continue
         s, e = words.ids(rel.starts), words.ids(rel.ends)
-        ii, jj = np.nonzero(~np.eye(n, dtype=bool))
         terms = decompose(vectors[s[ii]], vectors[e[ii]], vectors[s[jj]], vectors[e[jj]])
         vocab = np.asarray(words.words, dtype=object)
         parts.append(pa.table({
@@ -93,4 +93,26 @@ def relation_means(table: pa.Table) -> list[dict]:
         m = rel == name
         rows.append({"relation": name, "category": cat[int(np.argmax(m))], "tuples": int(m.sum()),
                      **{c: float(cols[c][m].mean()) for c in names}})
+    return rows
+
+
+def figure1_claims(means: list[dict]) -> list[dict]:
+    """The paper's three claims on Figure 1 (section 3), each counted over the relations of ``means``
+    (:func:`relation_means`): (1) the within-pair term is positive and larger than the start-offset term;
+    (2) the offset term is positive ("always"); (3) the offset term is smaller than the within-pair term
+    ("almost always"). One row per claim: how many relations hold it and the exceptions with their values."""
+    code = lambda r: r["relation"].split()[0]
+    claims = [
+        ("within-pair positive and larger than start-offset", "within > 0 and within > start_offset",
+         lambda r: r["within"] > 0 and r["within"] > r["start_offset"], ("within", "start_offset")),
+        ("offset term positive", "offset > 0", lambda r: r["offset"] > 0, ("offset",)),
+        ("offset term smaller than within-pair", "offset < within", lambda r: r["offset"] < r["within"],
+         ("offset", "within")),
+    ]
+    rows = []
+    for claim, criterion, holds, shown in claims:
+        misses = [r for r in means if not holds(r)]
+        rows.append({"claim": claim, "criterion": criterion, "holding": len(means) - len(misses),
+                     "relations": len(means),
+                     "exceptions": ", ".join(f"{code(r)} " + "/".join(f"{r[c]:+.4f}" for c in shown) for r in misses)})
     return rows

@@ -120,6 +120,7 @@ def build_offset_index(home: Path, name: str, words_index: str, dataset_spec: st
                                                "rows": len(table), "kind": TRUE}])
     return {"name": name, "rows": len(table), "relations": len(relations), "dim": words.dim,
             "pairs_read": sum(c.pairs for c in coverage), "pairs_dropped": sum(c.dropped for c in coverage),
+            "identity_dropped": sum(c.identity for c in coverage),
             "coverage": [c.as_row() for c in coverage]}
 
 

@@ -23,8 +23,10 @@ def split_spec(spec: str) -> tuple[str, str]:
     return kind, path
 
 
-def read_dataset(spec: str, *, answers: str = "first", lowercase: bool = False) -> list[Relation]:
-    """Relations of a dataset spec ``bats:PATH`` or ``google:PATH``."""
+def read_dataset(spec: str, *, answers: str = "first", lowercase: bool = False,
+                 questions: str = "file") -> list[Relation]:
+    """Relations of a dataset spec ``bats:PATH`` or ``google:PATH``; ``questions`` (Google only): the file's own
+    questions (``"file"``) or every ordered pair of pairs per section (``"pairs"``), :func:`.google.read_google`."""
     kind, path = split_spec(spec)
     if kind == "bats":
         relations = read_bats(path, answers=answers)
@@ -33,14 +35,15 @@ def read_dataset(spec: str, *, answers: str = "first", lowercase: bool = False) 
                                   [(s.lower(), list(dict.fromkeys(a.lower() for a in ans))) for s, ans in r.pairs])
                          for r in relations]
         return relations
-    return read_google(path, lowercase=lowercase)
+    return read_google(path, lowercase=lowercase, questions=questions)
 
 
-def usable_relations(words, spec: str, *, answers: str = "first",
-                     lowercase: bool = False) -> tuple[list[Relation], list[Coverage]]:
+def usable_relations(words, spec: str, *, answers: str = "first", lowercase: bool = False,
+                     questions: str = "file") -> tuple[list[Relation], list[Coverage]]:
     """A dataset's relations with the out-of-vocabulary policy of :func:`.bats.apply_vocab` applied against
     ``words`` (a words index, or anything with a ``word_to_id`` mapping), and the per-relation coverage report."""
-    return apply_vocab(read_dataset(spec, answers=answers, lowercase=lowercase), words.word_to_id)
+    return apply_vocab(read_dataset(spec, answers=answers, lowercase=lowercase, questions=questions),
+                       words.word_to_id)
 
 
 def dataset_words(spec: str) -> set[str]:

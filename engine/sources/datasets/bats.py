@@ -7,7 +7,11 @@ their words with ``_``; some lines end in a stray ``/``). Fournier et al. (2020)
 
 The out-of-vocabulary policy is explicit: :func:`apply_vocab` keeps a pair when its start word and at least one
 of its answers are in the vocabulary (answers not in it are dropped), and reports per relation how many pairs
-were kept and dropped, never silently.
+were kept and dropped, never silently. Identity pairs (a start word that is its own answer, e.g. I02
+series:series) are dropped too and counted apart, as the authors' scripts drop them: their offset is zero.
+
+A relation's questions a:a*::b:b* are every ordered pair of its pairs (a != b) unless it lists its own
+(``Relation.questions``, e.g. the Google file's questions).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Container, Sequence
+
+import numpy as np
 
 from ...core.errors import InputError, LexprobeError
 
@@ -33,6 +39,7 @@ class Relation:
     category: str        # broad type: "inflectional", "derivational", "encyclopedic", "lexicographic"
     file: str
     pairs: list[tuple[str, list[str]]] = field(default_factory=list)
+    questions: list[tuple[int, int]] | None = None  # (i, j): a:a* = pair i, b:b* = pair j; None: every i != j
 
     @property
     def starts(self) -> list[str]:
@@ -42,6 +49,13 @@ class Relation:
     def ends(self) -> list[str]:
         """The first (kept) answer of each pair: the end word of its offset."""
         return [a[0] for _, a in self.pairs]
+
+    def question_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(i, j)`` arrays of the questions: the listed ones in order, or every ordered pair i != j row-major."""
+        if self.questions is None:
+            return np.nonzero(~np.eye(len(self.pairs), dtype=bool))
+        q = np.asarray(self.questions, dtype=np.int64).reshape(-1, 2)
+        return q[:, 0], q[:, 1]
 
 
 def category_of(folder: str) -> str:
@@ -117,39 +131,56 @@ class Coverage:
     category: str
     pairs: int
     kept: int
-    dropped: int
+    dropped: int                 # out of vocabulary
     answers_dropped: int
     dropped_words: list[str]
+    identity: int = 0            # identity pairs dropped (start == answer)
+    questions: int | None = None       # a relation listing its questions: how many it lists ...
+    questions_kept: int | None = None  # ... and how many have all four words kept
 
     @property
     def coverage(self) -> float:
         return self.kept / self.pairs if self.pairs else 0.0
 
     def as_row(self) -> dict:
-        return {"relation": self.relation, "code": self.code, "category": self.category, "pairs": self.pairs,
-                "kept": self.kept, "dropped": self.dropped, "coverage": round(self.coverage, 4),
-                "answers_dropped": self.answers_dropped, "oov_examples": " ".join(self.dropped_words[:5])}
+        row = {"relation": self.relation, "code": self.code, "category": self.category, "pairs": self.pairs,
+               "kept": self.kept, "dropped": self.dropped, "identity": self.identity,
+               "coverage": round(self.coverage, 4), "answers_dropped": self.answers_dropped,
+               "oov_examples": " ".join(self.dropped_words[:5])}
+        if self.questions is not None:
+            row.update(questions=self.questions, questions_kept=self.questions_kept)
+        return row
 
 
 def apply_vocab(relations: Sequence[Relation], vocab: Container[str]) -> tuple[list[Relation], list[Coverage]]:
-    """Keep the pairs whose start word and at least one answer are in ``vocab``; report every drop.
+    """Keep the pairs whose start word and at least one answer are in ``vocab`` and that are no identity pair;
+    report every drop.
 
     Answers outside ``vocab`` are removed from a kept pair (under ``first`` a pair whose only answer is out of
-    vocabulary is dropped, not given its second answer: the paper's rule). Returns the filtered relations (same
-    order; a relation may end up with fewer than two pairs, which the analyses report and skip) and one
+    vocabulary is dropped, not given its second answer: the paper's rule), and so is an answer equal to the
+    start word; a pair left with no answer but its start word is an identity pair, dropped and counted apart.
+    A relation listing its questions keeps those whose two pairs are kept. Returns the filtered relations
+    (same order; a relation may end up with fewer than two pairs, which the analyses report and skip) and one
     :class:`Coverage` per relation.
     """
     kept_relations, report = [], []
     for rel in relations:
-        pairs, oov, answers_dropped = [], [], 0
-        for start, options in rel.pairs:
+        pairs, oov, answers_dropped, identity, new_index = [], [], 0, 0, {}
+        for number, (start, options) in enumerate(rel.pairs):
             usable = [a for a in options if a in vocab]
             answers_dropped += len(options) - len(usable)
-            if start in vocab and usable:
-                pairs.append((start, usable))
-            else:
+            if start not in vocab or not usable:
                 oov += [w for w in [start, *options] if w not in vocab][:1]
-        kept_relations.append(replace(rel, pairs=pairs))
+            elif all(a == start for a in usable):
+                identity += 1
+            else:
+                new_index[number] = len(pairs)
+                pairs.append((start, [a for a in usable if a != start]))
+        questions = None if rel.questions is None else \
+            [(new_index[i], new_index[j]) for i, j in rel.questions if i in new_index and j in new_index]
+        kept_relations.append(replace(rel, pairs=pairs, questions=questions))
         report.append(Coverage(rel.name, rel.code, rel.category, len(rel.pairs), len(pairs),
-                               len(rel.pairs) - len(pairs), answers_dropped, oov))
+                               len(rel.pairs) - len(pairs) - identity, answers_dropped, oov, identity,
+                               None if questions is None else len(rel.questions),
+                               None if questions is None else len(questions)))
     return kept_relations, report

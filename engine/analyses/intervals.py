@@ -1,0 +1,47 @@
+"""Confidence intervals that verdicts show beside their numbers."""
+
+from __future__ import annotations
+
+import math
+
+Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
+
+
+def wilson(count: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval (95% by default) of a share ``count / n``: it stays inside [0, 1] and is sound for
+    shares near 0 or 1, unlike the normal approximation. ``n == 0`` gives (nan, nan)."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p = count / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def paired_bootstrap(a, b, *, strata=None, weights=None, resamples: int = 2000, seed: int = 0,
+                     level: float = 0.95) -> tuple[float, float, float]:
+    """The mean difference of paired observations ``a - b`` and its percentile bootstrap interval (95% by
+    default): (difference, low, high).
+
+    Pairs are resampled together (each resample draws observations with replacement, keeping a[i] with b[i]),
+    so what both share (the entry's difficulty) cancels. With ``strata`` (one label per pair) each stratum is
+    resampled on its own and the difference is the mean of the strata's means weighted by ``weights``
+    (label -> weight, e.g. the stratum's size in the population a stratified sample stands for); without
+    ``weights`` a stratum counts by its number of pairs, which gives the plain mean.
+    """
+    import numpy as np
+
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    labels = np.zeros(len(d), np.int64) if strata is None else np.asarray(strata)
+    rng = np.random.default_rng(seed)
+    keys = sorted(set(labels.tolist()))
+    w = np.array([weights[k] if weights is not None else np.sum(labels == k) for k in keys], dtype=np.float64)
+    means, boots = [], []
+    for k in keys:
+        values = d[labels == k]
+        means.append(values.mean())
+        boots.append(values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1))
+    estimate = float(np.dot(w, means) / w.sum())
+    resampled = np.dot(w, np.array(boots)) / w.sum()
+    low, high = np.quantile(resampled, [(1 - level) / 2, (1 + level) / 2])
+    return estimate, float(low), float(high)
