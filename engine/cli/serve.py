@@ -48,8 +48,9 @@ def serve_cmd(obj: Context, host: str, port: int, threads: int) -> None:
 def bench_serve(obj: Context, name: str, n_requests: int, clients: int, threads: int, vocab: int, seed: int,
                 record: str) -> None:
     """Latency of the web API under load, on loopback: a server on a free port, then REQUESTS GETs from CLIENTS
-    threads at once, half /api/neighbors (k=10) and half /api/analogy (3CosAdd, k=5) on random frequent words.
-    Records p50/p90/p99 per endpoint; the index is opened by one request before the clock starts."""
+    threads at once, half /api/neighbors (k=10) and half /api/analogy (3CosAdd, k=5) on random frequent words;
+    the baseline is the first 50 of them from one client. Records p50/p90/p99 per endpoint; the index is opened by
+    one request before the clock starts."""
     import logging
     import os
     import urllib.parse
@@ -72,16 +73,22 @@ def bench_serve(obj: Context, name: str, n_requests: int, clients: int, threads:
         paths.append(f"/api/neighbors?{q(word=a, k=10)}" if i % 2 == 0 else
                      f"/api/analogy?{q(a=a, a_star=a_star, b=b, k=5)}")
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # a queue is the point of a load test
+    n_alone = min(n_requests, 50)
     with Running(obj.home, threads=threads) as url:
         warm = load_test(url, paths[:2], requests=2, clients=1)
+        alone = load_test(url, paths[:n_alone], requests=n_alone, clients=1)  # the baseline: no concurrency
         result = load_test(url, paths, requests=n_requests, clients=clients)
+    rows = result["rows"] + [{**alone["rows"][-1], "endpoint": f"all, one client (first {n_alone})"}]
     notes = [f"index {name}: {index.store.count} words x {index.dim} dims; query words drawn from the {top} most "
              f"frequent (seed {seed}); server: waitress, {threads} threads, 127.0.0.1",
              f"{n_requests} requests from {clients} concurrent clients in {result['seconds']:.2f} s "
              f"({result['requests_per_s']:.1f} requests/s); errors: {result['errors']}",
+             f"baseline, the first {n_alone} requests from one client: {alone['requests_per_s']:.1f} requests/s; "
+             f"{clients} clients get **{result['requests_per_s'] / alone['requests_per_s']:.2f}x** its throughput "
+             f"at {result['rows'][-1]['p50_ms'] / alone['rows'][-1]['p50_ms']:.2f}x its p50 latency",
              f"warm-up (opens the index, not timed above): 2 requests, {warm['errors']} errors",
              "load average (1, 5, 15 min) at the end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg())]
-    md = record_bench(record or None, "bench serve: web API latency under load", result["rows"], notes=notes)
+    md = record_bench(record or None, "bench serve: web API latency under load", rows, notes=notes)
     click.echo(md)
-    if result["errors"]:
-        raise click.ClickException(f"{result['errors']} of {n_requests} requests failed")
+    if result["errors"] or alone["errors"]:
+        raise click.ClickException(f"{result['errors'] + alone['errors']} requests failed")

@@ -77,10 +77,6 @@ class OpenIndexes:
                 entry = self._entries[name] = _Entry(stamp, view)
             return entry.view
 
-    def version(self, name: str) -> str:
-        """The version id of the open index ``name`` (keys caches of things computed from it)."""
-        return self._entries[name].view.store.manifest["version_id"]
-
 
 class Models:
     """Models loaded once per process, each with the lock its users take around it."""

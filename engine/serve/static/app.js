@@ -53,14 +53,13 @@ function readUrl() {
   return q;
 }
 
-function writeUrl(view) {
+function writeUrl() {
   const q = new URLSearchParams();
   for (const name of FIELDS) {
     const input = $(name);
     const value = input.type === "checkbox" ? (input.checked ? "1" : "") : input.value.trim();
     if (value) q.set(name, value);
   }
-  q.set("view", view);
   history.replaceState(null, "", "?" + q.toString());
 }
 
@@ -186,7 +185,7 @@ function drawSenses(body) {
 function bind(view, required) {
   $(`${view}-form`).addEventListener("submit", (event) => {
     event.preventDefault();
-    writeUrl(view);
+    writeUrl();
     run(view, views[view]);
   });
   // run the view at start-up when the URL filled its fields
@@ -216,6 +215,7 @@ async function start() {
   $("dataset").addEventListener("change", refreshRelations);
   $("lower").addEventListener("change", refreshRelations);
   $("index").addEventListener("change", refreshRelations);
+  for (const id of ["index", "tokens"]) $(id).addEventListener("change", writeUrl);
   await refreshRelations();
   if (q.get("relation")) $("relation").value = q.get("relation");
   await Promise.all(Object.values(runners).map((runIfFilled) => runIfFilled()));
