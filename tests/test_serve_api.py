@@ -231,3 +231,23 @@ def test_a_model_is_loaded_once_for_concurrent_requests(home, monkeypatch):
     assert [code for code, _ in answers] == [200] * 4
     assert loads == ["splade-tiny"]
     assert len({tuple(r["token"] for r in body["rows"]) for _, body in answers}) == 1
+
+
+def test_a_damaged_or_removed_index_gets_a_clear_message(tmp_path):
+    from lexprobe.core.store import remove_index
+
+    home = tmp_path / "indexes"
+    vectors = tmp_path / "tiny.txt"
+    vectors.write_text("".join(f"w{i} {i % 3 + 1}.0 {i % 5 + 1}.0 {i % 7 + 1}.0\n" for i in range(20)))
+    build_word_index(home, "tiny", str(vectors))
+    build_word_index(home, "gone", str(vectors))
+    client = create_app(home).test_client()
+    assert get(client, "neighbors", index="gone", word="w1")[0] == 200
+    remove_index(home, "gone")
+    assert get(client, "neighbors", index="gone", word="w1") == (404, {"error": "no index named 'gone' (indexes: tiny)"})
+    shard = next((home / "tiny" / "shards").glob("*.arrow"))
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    code, body = get(client, "neighbors", index="tiny", word="w1")
+    assert code == 500 and "checksum mismatch" in body["error"] and shard.name in body["error"]

@@ -62,6 +62,7 @@ class OpenIndexes:
             raise LexprobeError(f"bad index name {name!r}") from None
         stamp = _stamp(self.home / name / MANIFEST)
         if stamp is None:
+            self._entries.pop(name, None)  # removed (or never there): forget the old version
             known = ", ".join(self.names()) or "none"
             raise NotFound(f"no index named {name!r} (indexes: {known})")
         entry = self._entries.get(name)
