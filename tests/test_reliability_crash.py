@@ -3,7 +3,7 @@ index is the complete old version or the complete new one (``index verify`` pass
 equal a clean build), leftovers break nothing, and re-running the command succeeds.
 
 Writers: the words index build, a Python-level insertion, the offsets and token index builds and
-``lexprobe ota --into``, 20 seeded kills each. Commands run in forked children of one warm process
+``lexprobe ota --into``, 20 seeded kills each; the words and offsets builds and ``ota --into`` also at every step. Commands run in forked children of one warm process
 (``crash_helpers.Zygote``) so that the whole file stays within a few minutes on 2 cores.
 """
 
@@ -272,3 +272,63 @@ def test_sigkill_during_ota_insertion(zygote, cli, tmp_path):
     outcome = _kill_loop(zygote, home, "sp", commands, check, 23, full=full, rerun_every=10)
     print("OTA insertion kills:", outcome, file=sys.stderr)
     assert outcome["killed"] >= N_KILLS // 4
+
+
+def _crash_at_every_step(zygote, cli, tmp_path, base, name: str, argv, versions: dict, old: str, new: str) -> int:
+    """Run ``argv`` over a copy of ``base`` (holding version ``old``), SIGKILLed at the n-th call of each write
+    step, n = 1, 2, ... until a run completes: each time the index is the complete ``old`` or ``new`` version;
+    after the last kill of each step, re-running completes and cleans up. Returns the number of kills."""
+    check = _by_fingerprint(cli, name, versions)
+    kills = 0
+    for step in ch.CRASH_STEPS:
+        kept_old = None  # the last killed run that left the old version: re-run below
+        for nth in range(1, 40):
+            home = tmp_path / f"h-{step}-{nth}"
+            shutil.copytree(base, home)
+            rc = zygote.run(home, *argv, step=step, nth=nth)
+            assert rc in (0, -9), (step, nth, rc)
+            label = check(home)
+            assert label == new if rc == 0 else label in (old, new), (step, nth, label)
+            kills += rc != 0
+            if rc != 0 and label == old:
+                if kept_old is not None:
+                    shutil.rmtree(kept_old)
+                kept_old = home
+            else:
+                shutil.rmtree(home)
+            if rc == 0:
+                break
+        if kept_old is not None:  # re-running completes and leaves nothing behind
+            assert zygote.run(kept_old, *argv) == 0
+            assert check(kept_old) == new and not ch.stray_temp(kept_old, name)
+            shutil.rmtree(kept_old)
+    return kills
+
+
+def test_offsets_build_crash_at_every_write_step(zygote, cli, shared_data, tmp_path):
+    """``index offsets --replace`` over an existing offsets index, killed at every step of the write protocol."""
+    from lexprobe.kinds.words import build_word_index
+
+    bats = shared_data / "BATS_3.0"
+    words = tmp_path / "words"
+    build_word_index(words, "g", "glove-6b-50d", limit=20_000)
+    commands = {c: ("-q", "index", "offsets", "--words", "g", "--dataset", f"bats:{bats / folder}", "--name", "o",
+                    "--replace") for c, folder in (("infl", "1_Inflectional_morphology"),
+                                                   ("enc", "3_Encyclopedic_semantics"))}
+    versions, _ = _clean_versions(zygote, tmp_path, "o", commands, words)
+    kills = _crash_at_every_step(zygote, cli, tmp_path, tmp_path / "clean-infl-0", "o", commands["enc"], versions,
+                                 "infl", "enc")
+    assert kills >= 8  # every step was interrupted at least once
+
+
+def test_ota_insertion_crash_at_every_write_step(zygote, cli, tmp_path):
+    """``lexprobe ota --into`` (a new shard, FAISS add, tombstones) killed at every step of the write protocol."""
+    base = tmp_path / "base"
+    assert zygote.run(base, "-q", "index", "words", "--vectors", "hf:splade-tiny", "--limit", "2000",
+                      "--name", "sp") == 0
+    argv = ("-q", "ota", "--model", "splade-tiny", "--into", "sp", "--iterations", "2", "--seed", "1", "--replace",
+            *OTA_WORDS)
+    versions = {"base": ch.fingerprint(base, "sp")}
+    versions["ota"] = _clean_versions(zygote, tmp_path, "sp", {"ota": argv}, base)[0]["ota"]
+    kills = _crash_at_every_step(zygote, cli, tmp_path, base, "sp", argv, versions, "base", "ota")
+    assert kills >= 8
