@@ -1,4 +1,4 @@
-"""``index offsets``, ``query analogy`` and ``bench analogy``."""
+"""``index offsets``, ``query analogy`` and ``run analogy`` (its old name ``bench analogy`` kept as an alias)."""
 
 from __future__ import annotations
 
