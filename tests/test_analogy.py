@@ -8,7 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from lexprobe.analyses.analogy import answer_questions, honest_shares, run_relations
+from lexprobe.analyses.analogy import honest_shares, run_relations
+
+from lexprobe.kinds.analogy_queries import answer_questions
 from lexprobe.sources.datasets.analogy_sets import usable_relations
 from lexprobe.kinds.words import WordIndex
 

@@ -82,6 +82,26 @@ def test_similarity_and_vector(glove, kv):
     np.testing.assert_array_equal(glove.vector("frog"), kv["frog"])
 
 
+@pytest.mark.parametrize("a, a_star, b", [("man", "king", "woman"), ("france", "paris", "italy"),
+                                           ("good", "better", "bad")])
+def test_analogy_in_words_matches_gensim(glove, kv, a, a_star, b):
+    ours = glove.analogy(a, a_star, b, topn=5)
+    theirs = kv.most_similar(positive=[a_star, b], negative=[a], topn=5)
+    assert [w for w, _ in ours] == [w for w, _ in theirs]
+    # 3CosMul with gensim's epsilon
+    ours = glove.analogy(a, a_star, b, topn=3, method="mul", eps=1e-6)
+    theirs = kv.most_similar_cosmul(positive=[a_star, b], negative=[a], topn=3)
+    assert [w for w, _ in ours] == [w for w, _ in theirs]
+    np.testing.assert_allclose([s for _, s in ours], [s for _, s in theirs], atol=1e-5)
+
+
+def test_honest_analogy_may_return_the_inputs(glove):
+    honest = [w for w, _ in glove.analogy("man", "king", "woman", topn=3, exclude=False)]
+    assert "king" in honest and set(honest) & {"man", "king", "woman"}
+    usual = [w for w, _ in glove.analogy("man", "king", "woman", topn=3)]
+    assert not set(usual) & {"man", "king", "woman"}
+
+
 def test_unknown_words_and_bad_topn_are_clear(glove):
     with pytest.raises(LexprobeError, match="unknown word 'qqqzzz'"):
         glove.most_similar(["king", "qqqzzz"])
@@ -89,6 +109,10 @@ def test_unknown_words_and_bad_topn_are_clear(glove):
         glove.most_similar("king", topn=0)
     with pytest.raises(TypeError):
         glove.most_similar(42)
+    with pytest.raises(TypeError):
+        glove.analogy(["man"], "king", "woman")
+    with pytest.raises(LexprobeError, match="unknown analogy method"):
+        glove.analogy("man", "king", "woman", method="sub")
 
 
 DOCTESTED = ["lexprobe", "lexprobe.kinds.words"]

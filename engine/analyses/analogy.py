@@ -18,7 +18,7 @@ whose k-th best candidate reaches the threshold is answered; for the others only
 their k-th best so far are scored (``pairdir`` scans the whole vocabulary). The gold answer's rank is counted
 the same way. All of it is gathers and adds on rows of P, never a full sort. Arbitrary questions (not a
 relation) go through the words FAISS index for ``add`` (:meth:`lexprobe.core.vector_index.VectorIndex.search` with
-per-query exclusion) and through blocked element-wise scans for the others (:func:`answer_questions`).
+per-query exclusion) and through blocked element-wise scans for the others (:func:`lexprobe.kinds.analogy_queries.answer_questions`).
 
 The usual test excludes a, a* and b from the answers; the honest test (``honest=True``) excludes nothing.
 ``restrict_vocab`` limits the candidates to the N most frequent words (row ids < N), as gensim's argument of
@@ -38,42 +38,12 @@ from ..sources.datasets.bats import Relation
 from ..core.errors import LexprobeError
 from ..core.progress import bar
 from .intervals import wilson
+from ..kinds.analogy_queries import (DEFAULT_EPS, check_method, combine_score, pairdir_score, partial_score,
+                                     topk_rows)
 from ..kinds.words import WordIndex
 
-METHODS = ("add", "mul", "pairdir")
-DEFAULT_EPS = 1e-3
 _CANDIDATES = 2048
-_CHUNK = 64
 _BLOCK = 8192  # words per block when counting over the whole vocabulary (a block of P's rows fits in cache)
-
-
-def check_method(method: str) -> str:
-    if method not in METHODS:
-        raise LexprobeError(f"unknown analogy method {method!r} (choose from {', '.join(METHODS)})")
-    return method
-
-
-def _shift(c):
-    return (c + 1.0) * 0.5
-
-
-def _partial(method: str, cas: np.ndarray, ca: np.ndarray, eps: float) -> np.ndarray:
-    """The part of the (unnormalised) score that depends on x through a and a* only."""
-    if method == "add":
-        return cas - ca
-    return _shift(cas) / (_shift(ca) + eps)  # mul
-
-
-def _combine(method: str, h: np.ndarray, cb: np.ndarray) -> np.ndarray:
-    """Unnormalised add/mul score from the a:a* part ``h`` and ``cb``; increasing in ``cb``."""
-    return h + cb if method == "add" else h * _shift(cb)
-
-
-def _pairdir(cas, ca, cb, beta, onorm):
-    dist = np.sqrt(np.maximum(2.0 - 2.0 * cb, 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (cas - ca - beta) / (dist * onorm)
-    return np.where(dist > 1e-3, out, 0.0).astype(np.float32)
 
 
 @dataclass
@@ -83,20 +53,6 @@ class Answers:
     ids: np.ndarray      # (m, k) int64, -1 where fewer than k candidates
     scores: np.ndarray   # (m, k) float32
     gold_rank: np.ndarray  # (m,) int64; 1 = the first answer; -1 when no gold answer can be returned
-
-
-def _topk(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row-wise top-k (descending; equal scores in column order) of a score matrix with -inf for excluded."""
-    k = min(k, R.shape[1])
-    if k == 0:
-        return np.zeros((len(R), 0), dtype=np.int64), np.zeros((len(R), 0), dtype=R.dtype)
-    if k == 1:  # the usual question: argmax (the first of equal scores) is ~100x cheaper than a partition
-        best = R.argmax(axis=1)[:, None]
-        return best, np.take_along_axis(R, best, axis=1)
-    part = np.argpartition(-R, k - 1, axis=1)[:, :k] if k < R.shape[1] else np.tile(np.arange(R.shape[1]), (len(R), 1))
-    vals = np.take_along_axis(R, part, axis=1)
-    order = np.lexsort((part, -vals), axis=1)
-    return np.take_along_axis(part, order, axis=1), np.take_along_axis(vals, order, axis=1)
 
 
 def _above(bound: np.ndarray, kc: int) -> tuple[np.ndarray, float]:
@@ -142,12 +98,12 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
         if method == "pairdir":
             beta = (gram[n + i] - gram[i])[js]                  # b . (a* - a) for each question's b
             onorm = np.sqrt(max(2.0 - 2.0 * gram[i, n + i], 0.0))
-            score = lambda c, r, cb: _pairdir(E[i][c], S[i][c], cb, beta[r], onorm)
+            score = lambda c, r, cb: pairdir_score(E[i][c], S[i][c], cb, beta[r], onorm)
             bound = None
         else:
-            h = _partial(method, E[i], S[i], eps)
-            score = lambda c, r, cb: _combine(method, h[c], cb)
-            bound = _combine(method, h, M)
+            h = partial_score(method, E[i], S[i], eps)
+            score = lambda c, r, cb: combine_score(method, h[c], cb)
+            bound = combine_score(method, h, M)
 
         def outer(cols, sel):  # scores (len(sel), words): cols sorted ids, or a slice (rows of P, no 2-D gather)
             if not isinstance(cols, slice) and len(cols) == V:
@@ -171,7 +127,7 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
         if pruned:
             cand, thr = _above(bound, kc)  # every word outside cand has a bound below thr
             R = _masked(outer(cand, everything), cand, excl)
-            top, vals = _topk(R, k)
+            top, vals = topk_rows(R, k)
             ok = vals[:, -1] >= thr
             out_ids[rows[ok]], out_scores[rows[ok]] = cand[top[ok]], vals[ok]
             todo, floor = np.flatnonzero(~ok), vals[~ok, -1].min(initial=np.inf)
@@ -183,7 +139,7 @@ def solve_relation(P: np.ndarray, n: int, *, gold: list[list[int]], word_ids: np
         if len(todo):  # words whose bound reaches the k-th best found so far may still enter the top k
             cols = _columns(bound, floor, V)
             R = _masked(outer(cols, todo), cols, excl[todo])
-            top, vals = _topk(R, k)
+            top, vals = topk_rows(R, k)
             out_ids[rows[todo], : top.shape[1]], out_scores[rows[todo], : top.shape[1]] = cols[top], vals
         if ranks and len(count):  # only words whose bound beats the gold score can rank above it
             cols = _columns(bound, g_best[count].min(), V)  # a word with bound == gold's score cannot beat it
@@ -217,14 +173,6 @@ def _masked(R: np.ndarray, cols: np.ndarray, excl: np.ndarray) -> np.ndarray:
         hit = cols[pos] == excl
         R[np.nonzero(hit)[0], pos[hit]] = -np.inf
     return R
-
-
-def _excluded_full(V: int, excl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index arrays of the excluded (question, word) cells of a (q, V) score matrix."""
-    rows = np.repeat(np.arange(len(excl)), excl.shape[1])
-    cols = excl.reshape(-1)
-    keep = (cols >= 0) & (cols < V)
-    return rows[keep], cols[keep]
 
 
 @dataclass
@@ -339,40 +287,3 @@ def share_intervals(shares: dict[str, float], n: int) -> list[dict]:
         low, high = wilson(count, n)
         rows.append({"returned": key, "count": count, "share": share, "low": low, "high": high})
     return rows
-
-
-def answer_questions(words: WordIndex, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *, method: str = "add",
-                     k: int = 1, honest: bool = False, restrict_vocab: int | None = None,
-                     eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k answers ``(D, I)`` to arbitrary questions a:a*::b:? given as word-id arrays.
-
-    ``add`` is one batched FAISS search of the queries ``b - a + a*`` (unit vectors, normalised) with a, a*, b
-    excluded per query; ``mul`` and ``pairdir`` are blocked scans: per block of questions one matrix product
-    with the block's words, then element-wise scores, masking and top-k.
-    """
-    check_method(method)
-    a, a_star, b = (np.asarray(x, dtype=np.int64) for x in (a, a_star, b))
-    exclude = None if honest else np.stack([a, a_star, b], axis=1)
-    if method == "add":
-        q = words.unit_of(b) - words.unit_of(a) + words.unit_of(a_star)
-        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-        return words.vectors.search(q, k, exclude=exclude, restrict=restrict_vocab)
-    unit = words.unit
-    V = len(unit) if restrict_vocab is None else min(int(restrict_vocab), len(unit))
-    D = np.full((len(a), k), -np.inf, dtype=np.float32)
-    I = np.full((len(a), k), -1, dtype=np.int64)
-    for start in range(0, len(a), _CHUNK):
-        sl = slice(start, start + _CHUNK)
-        ca, cas, cb = (unit[x[sl]] @ unit[:V].T for x in (a, a_star, b))
-        if method == "mul":
-            R = _combine("mul", _partial("mul", cas, ca, eps), cb)
-        else:
-            o = unit[a_star[sl]] - unit[a[sl]]
-            beta = np.einsum("ij,ij->i", unit[b[sl]], o)[:, None]
-            R = _pairdir(cas, ca, cb, beta, np.linalg.norm(o, axis=1)[:, None])
-        if exclude is not None:
-            R[_excluded_full(V, exclude[sl])] = -np.inf
-        top, vals = _topk(R, k)
-        I[sl, : top.shape[1]] = np.where(np.isfinite(vals), top, -1)
-        D[sl, : vals.shape[1]] = vals
-    return D, I

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .analogy import DEFAULT_EPS, answer_questions
+from ..kinds.analogy_queries import DEFAULT_EPS, answer_questions
 
 
 def section_accuracy(words, questions: Sequence, *, method: str = "add", restrict_vocab: int | None = None,

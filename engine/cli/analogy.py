@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from ..analyses.analogy import DEFAULT_EPS, METHODS
+from ..kinds.analogy_queries import DEFAULT_EPS, METHODS
 from .root import Context, format_option, index_group, keep_known, paper_command, query_group, skip_unknown_option
 from ..sources.datasets.bats import ANSWER_POLICIES
 from ..sources.datasets.google import QUESTION_SOURCES
@@ -72,7 +72,7 @@ def analogy_cmd(obj: Context, name, words, questions, case_insensitive, skip_unk
     """Answer A:ASTAR::B:? (or every line of --questions). Rows: a, a_star, b, rank, word, score; for a
     four-column file: section, questions, oov, answered, correct, accuracy (questions with an unknown word
     are counted as oov and skipped, as gensim does)."""
-    from ..analyses.analogy import answer_questions
+    from ..kinds.analogy_queries import answer_questions
     from ..sources.datasets.word_lines import word_lines
     from ..core.errors import LexprobeError
     from ..kinds.words import WordIndex

@@ -209,6 +209,29 @@ class WordIndex(vindex.SearchableView):
         u = self.unit_of(self.ids([w1, w2]))
         return float(u[0] @ u[1])
 
+    def analogy(self, a: str, a_star: str, b: str, topn: int = 1, method: str = "add", exclude: bool = True,
+                eps: float | None = None, restrict_vocab: int | None = None) -> list[tuple[str, float]]:
+        """Answers to a:a*::b:? in words, best first, with their scores: ``add`` (3CosAdd), ``mul`` (3CosMul,
+        ``eps`` 1e-3 by default) or ``pairdir`` (PairDirection). ``exclude=False`` is the honest test: a, a* and
+        b may be returned. ``restrict_vocab``: only the N most frequent words are candidates.
+
+        >>> glove = lexprobe.open_index("glove")
+        >>> glove.analogy("man", "king", "woman")[0][0]
+        'queen'
+        >>> [w for w, _ in glove.analogy("man", "king", "woman", topn=2, exclude=False)]
+        ['king', 'queen']
+        """
+        from .analogy_queries import DEFAULT_EPS, answer_questions
+
+        if topn < 1:
+            raise LexprobeError(f"analogy: topn must be at least 1, not {topn}")
+        if not all(isinstance(x, str) for x in (a, a_star, b)):
+            raise TypeError("analogy: a, a_star and b are words (str)")
+        ids = self.ids([a, a_star, b])
+        D, I = answer_questions(self, ids[:1], ids[1:2], ids[2:], method=method, k=topn, honest=not exclude,
+                                restrict_vocab=restrict_vocab, eps=DEFAULT_EPS if eps is None else eps)
+        return [(self.words[j], float(d)) for d, j in zip(D[0], I[0]) if j >= 0]
+
     def most_similar(self, positive: str | Iterable[str] = (), negative: str | Iterable[str] = (), topn: int = 10,
                      restrict_vocab: int | None = None) -> list[tuple[str, float]]:
         """The ``topn`` words nearest to the mean of the unit vectors of ``positive`` minus those of

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analyses.analogy import answer_questions, run_relations
+from ..analyses.analogy import run_relations
+
+from ..kinds.analogy_queries import answer_questions
 from ..sources.datasets.bats import Relation
 from ..kinds.words import WordIndex
 from .common import numpy_gflops, record, timed

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ..analyses.analogy import DEFAULT_EPS
+from ..kinds.analogy_queries import DEFAULT_EPS
 from ..core.errors import LexprobeError
 from ..core.store import MANIFEST
 from ..sources.datasets.bats import Coverage, Relation
@@ -225,7 +225,7 @@ def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     One exact search for the top 4 with nothing excluded (:func:`lexprobe.analyses.analogy.answer_questions`): the honest
     answer is the first hit, the usual one (a, a*, b excluded) the first hit that is none of the three inputs.
     """
-    from ..analyses.analogy import answer_questions
+    from ..kinds.analogy_queries import answer_questions
 
     _, top = answer_questions(index, questions[:, 0], questions[:, 1], questions[:, 2], k=4, honest=True)
     is_input = (top[:, :, None] == questions[:, None, :]).any(axis=2)

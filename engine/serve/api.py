@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..analyses.analogy import DEFAULT_EPS, METHODS, answer_questions
+from ..kinds.analogy_queries import DEFAULT_EPS, METHODS, answer_questions
 from ..analyses.offsets import score_pairs, unit_offsets
 from ..analyses.probing import MaskedLM, top_predictions
 from ..core.errors import LexprobeError

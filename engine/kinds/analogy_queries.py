@@ -1,0 +1,108 @@
+"""Analogy questions a:a*::b:? as queries of a words index: the three scores (3CosAdd, 3CosMul, PairDirection)
+from cosines on unit vectors, top-k with the inputs excluded (or not: the honest test), and
+:func:`answer_questions` for arbitrary questions. Whole-relation runs (pruned, with gold ranks) build on these in
+:mod:`lexprobe.analyses.analogy`, whose docstring gives the formulas.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..core.errors import LexprobeError
+
+if TYPE_CHECKING:
+    from .words import WordIndex
+
+METHODS = ("add", "mul", "pairdir")
+DEFAULT_EPS = 1e-3
+_CHUNK = 64  # questions per block of the element-wise scans
+
+
+def check_method(method: str) -> str:
+    if method not in METHODS:
+        raise LexprobeError(f"unknown analogy method {method!r} (choose from {', '.join(METHODS)})")
+    return method
+
+
+def shift(c):
+    return (c + 1.0) * 0.5
+
+
+def partial_score(method: str, cas: np.ndarray, ca: np.ndarray, eps: float) -> np.ndarray:
+    """The part of the (unnormalised) score that depends on x through a and a* only."""
+    if method == "add":
+        return cas - ca
+    return shift(cas) / (shift(ca) + eps)  # mul
+
+
+def combine_score(method: str, h: np.ndarray, cb: np.ndarray) -> np.ndarray:
+    """Unnormalised add/mul score from the a:a* part ``h`` and ``cb``; increasing in ``cb``."""
+    return h + cb if method == "add" else h * shift(cb)
+
+
+def pairdir_score(cas, ca, cb, beta, onorm):
+    dist = np.sqrt(np.maximum(2.0 - 2.0 * cb, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (cas - ca - beta) / (dist * onorm)
+    return np.where(dist > 1e-3, out, 0.0).astype(np.float32)
+
+
+def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise top-k (descending; equal scores in column order) of a score matrix with -inf for excluded."""
+    k = min(k, R.shape[1])
+    if k == 0:
+        return np.zeros((len(R), 0), dtype=np.int64), np.zeros((len(R), 0), dtype=R.dtype)
+    if k == 1:  # the usual question: argmax (the first of equal scores) is ~100x cheaper than a partition
+        best = R.argmax(axis=1)[:, None]
+        return best, np.take_along_axis(R, best, axis=1)
+    part = np.argpartition(-R, k - 1, axis=1)[:, :k] if k < R.shape[1] else np.tile(np.arange(R.shape[1]), (len(R), 1))
+    vals = np.take_along_axis(R, part, axis=1)
+    order = np.lexsort((part, -vals), axis=1)
+    return np.take_along_axis(part, order, axis=1), np.take_along_axis(vals, order, axis=1)
+
+
+def excluded_cells(V: int, excl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index arrays of the excluded (question, word) cells of a (q, V) score matrix."""
+    rows = np.repeat(np.arange(len(excl)), excl.shape[1])
+    cols = excl.reshape(-1)
+    keep = (cols >= 0) & (cols < V)
+    return rows[keep], cols[keep]
+
+
+def answer_questions(words: WordIndex, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *, method: str = "add",
+                     k: int = 1, honest: bool = False, restrict_vocab: int | None = None,
+                     eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k answers ``(D, I)`` to arbitrary questions a:a*::b:? given as word-id arrays.
+
+    ``add`` is one batched FAISS search of the queries ``b - a + a*`` (unit vectors, normalised) with a, a*, b
+    excluded per query; ``mul`` and ``pairdir`` are blocked scans: per block of questions one matrix product
+    with the block's words, then element-wise scores, masking and top-k.
+    """
+    check_method(method)
+    a, a_star, b = (np.asarray(x, dtype=np.int64) for x in (a, a_star, b))
+    exclude = None if honest else np.stack([a, a_star, b], axis=1)
+    if method == "add":
+        q = words.unit_of(b) - words.unit_of(a) + words.unit_of(a_star)
+        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        return words.vectors.search(q, k, exclude=exclude, restrict=restrict_vocab)
+    unit = words.unit
+    V = len(unit) if restrict_vocab is None else min(int(restrict_vocab), len(unit))
+    D = np.full((len(a), k), -np.inf, dtype=np.float32)
+    I = np.full((len(a), k), -1, dtype=np.int64)
+    for start in range(0, len(a), _CHUNK):
+        sl = slice(start, start + _CHUNK)
+        ca, cas, cb = (unit[x[sl]] @ unit[:V].T for x in (a, a_star, b))
+        if method == "mul":
+            R = combine_score("mul", partial_score("mul", cas, ca, eps), cb)
+        else:
+            o = unit[a_star[sl]] - unit[a[sl]]
+            beta = np.einsum("ij,ij->i", unit[b[sl]], o)[:, None]
+            R = pairdir_score(cas, ca, cb, beta, np.linalg.norm(o, axis=1)[:, None])
+        if exclude is not None:
+            R[excluded_cells(V, exclude[sl])] = -np.inf
+        top, vals = topk_rows(R, k)
+        I[sl, : top.shape[1]] = np.where(np.isfinite(vals), top, -1)
+        D[sl, : vals.shape[1]] = vals
+    return D, I
