@@ -101,3 +101,24 @@ def test_cli_build_with_hnsw_and_verify(tmp_path, cli):
     assert info["meta"]["index"]["index_type"] == "hnsw" and len(info["shards"]) == 4 and info["count"] == 20000
     r = cli("--home", home, "query", "neighbors", "--index", "g", "france", "-k", "5", "--format", "json")
     assert "spain" in {x["word"] for x in json.loads(r.out)} or "belgium" in {x["word"] for x in json.loads(r.out)}
+
+
+def test_ann_curve_recall_rises_with_the_search_setting(tmp_path):
+    from lexprobe.perf.ann_curve import choose_default, recall_at_k, record_ann_curve, run_ann_curve
+
+    assert recall_at_k(np.array([[1, 2, -1]]), np.array([[2, 3, 1]])) == pytest.approx(2 / 3)
+    rng = np.random.default_rng(5)
+    unit, _ = vindex.unit_rows(rng.standard_normal((4000, 12)).astype(np.float32))
+    result = run_ann_curve(unit, n_queries=200, k=10, ef_search=(16, 64, 256), nprobe=(1, 8, 64),
+                           params=vindex.IndexParams(hnsw_m=8, ef_construction=40), log=lambda s: None)
+    by = {(c.index_type, c.via): c for c in result["curves"]}
+    for t in ("hnsw", "ivf"):
+        ours, raw = by[t, "lexprobe"], by[t, "faiss"]
+        assert ours.recall[-1] > ours.recall[0] and ours.recall[-1] >= 0.95
+        np.testing.assert_allclose(ours.recall, raw.recall, atol=0.02)  # the same searches, two ways
+        assert all(q > 0 for q in ours.qps + raw.qps)
+        assert result["defaults"][t] == choose_default(ours) and result["defaults"][t] in ours.values
+        ok = [v for v, r in zip(ours.values, ours.recall) if r >= 0.95]
+        assert result["defaults"][t] in ok
+    md = record_ann_curve(result, str(tmp_path / "curve.md"), str(tmp_path / "curve.png"))
+    assert (tmp_path / "curve.png").stat().st_size > 0 and "ef_search=256" in md and "nprobe=64" in md

@@ -76,23 +76,26 @@ def test_ties_are_broken_by_id_across_the_cut():
     V, _ = vindex.unit_rows(rng.standard_normal((N, 8)).astype(np.float32))
     twins = rng.choice(N, 300, replace=False)
     V[twins] = V[twins[0]]  # 300 equal rows: every query ties on all of them
-    q = V[twins[:1]] * 0.9 + V[:1] * 0.1
+    q = V[twins[:1]] * 0.9 + V[:8] * 0.1  # 8 queries: the batched (pruned) path; one: the serial full scan
     for k in (1, 7, 299, 400):
-        D, I = topk.TopK(V).search(q, k)
-        Dr, Ir = brute(q, V, k)
-        np.testing.assert_array_equal(I, Ir)
-        np.testing.assert_array_equal(I[0, : min(k, 300)], np.sort(twins)[: min(k, 300)])
+        for rows in (q, q[:1]):
+            D, I = topk.TopK(V).search(rows, k)
+            Dr, Ir = brute(rows, V, k)
+            np.testing.assert_array_equal(I, Ir)
+            np.testing.assert_array_equal(I[0, : min(k, 300)], np.sort(twins)[: min(k, 300)])
 
 
 def test_zero_vectors_score_zero_in_id_order():
     rng = np.random.default_rng(2)
     V, _ = vindex.unit_rows(rng.standard_normal((N, 8)).astype(np.float32))
     V[[5, 17, 30000]] = 0.0
-    zero_query = np.zeros((1, 8), np.float32)
-    D, I = topk.TopK(V).search(zero_query, 6, exclude=np.array([[1, -1]]))
-    assert I.tolist() == [[0, 2, 3, 4, 5, 6]] and (D == 0).all()
+    queries = np.concatenate([np.zeros((1, 8), np.float32), V[100:107]])  # a batch: the pruned path
+    for rows in (queries, queries[:1]):
+        D, I = topk.TopK(V).search(rows, 6, exclude=np.array([[1, -1]] * len(rows)))
+        assert I[0].tolist() == [0, 2, 3, 4, 5, 6] and (D[0] == 0).all()
+        assert_same(D, I, *brute(rows, V, 6, np.array([[1, -1]] * len(rows))))
     # a query whose best scores are negative still meets the zero rows in id order
-    q = -np.ones((1, 8), np.float32)
+    q = -np.ones((8, 8), np.float32) + np.eye(8, dtype=np.float32) * 0.01
     D, I = topk.TopK(V).search(q, 200)
     Dr, Ir = brute(q, V, 200)
     assert_same(D, I, Dr, Ir)

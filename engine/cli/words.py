@@ -73,21 +73,53 @@ def neighbors_cmd(obj: Context, name, words, k, restrict_vocab, include_self, sk
 
 @bench_group.command("neighbors")
 @click.option("--index", "name", default="glove", show_default=True, help="A words index (e.g. the 400k GloVe).")
-@click.option("--queries", type=POSITIVE, default=1000, show_default=True, help="Number of query words.")
-@click.option("-k", "k", type=K, default=10, show_default=True)
-@click.option("--loop-sample", type=POSITIVE, default=200, show_default=True,
-              help="Queries answered by the one-at-a-time numpy baseline (its rate is per query).")
+@click.option("--queries", type=POSITIVE, default=8192, show_default=True,
+              help="Query words, searched as one large batch (FAISS's large-batch path starts near 4,000).")
+@click.option("--small-batch", type=POSITIVE, default=1000, show_default=True,
+              help="Queries per call for the small-batch comparison.")
+@click.option("--small-queries", type=POSITIVE, default=2000, show_default=True,
+              help="Query words answered in small batches.")
+@click.option("-k", "ks", type=K, multiple=True, default=(1, 10, 100), show_default=True,
+              help="Neighbours per word (repeat for several).")
+@click.option("--gensim-sample", type=POSITIVE, default=200, show_default=True,
+              help="Query words answered by gensim's most_similar, one a call.")
+@click.option("--latency-sample", type=POSITIVE, default=200, show_default=True,
+              help="Single queries timed through the API for p50/p99 latency.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/neighbors.md", show_default=True,
               help="Markdown file the result is appended to.")
 @click.pass_obj
-def bench_neighbors(obj: Context, name, queries, k, loop_sample, seed, record) -> None:
-    """Batched FAISS k-NN against a one-query-at-a-time numpy loop (gensim's most_similar way)."""
+def bench_neighbors(obj: Context, name, queries, small_batch, small_queries, ks, gensim_sample, latency_sample, seed,
+                    record) -> None:
+    """Exact top-k (lexprobe's kernel) against FAISS IndexFlatIP in small and large batches and gensim's
+    most_similar, for each k, with identical results checked; plus single-query latency through the API."""
     from ..perf.neighbors import run_neighbors_bench
 
-    result = run_neighbors_bench(obj.home, name, n_queries=queries, k=k, loop_sample=loop_sample, seed=seed,
-                                 record_path=record)
+    result = run_neighbors_bench(obj.home, name, n_queries=queries, small_batch=small_batch,
+                                 small_queries=small_queries, ks=tuple(ks), gensim_sample=gensim_sample,
+                                 latency_sample=latency_sample, seed=seed, record_path=record)
     click.echo(result["markdown"])
+
+
+@bench_group.command("ann-curve")
+@click.option("--index", "name", default="glove", show_default=True, help="A words index (e.g. the 400k GloVe).")
+@click.option("--queries", type=POSITIVE, default=2000, show_default=True, help="Query words (a sample).")
+@click.option("-k", "k", type=K, default=10, show_default=True, help="Recall at k.")
+@click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/ann_curve.md", show_default=True,
+              help="Markdown file the points are appended to.")
+@click.option("--plot", "plot", type=click.Path(dir_okay=False), default="benchmarks/ann_curve.png",
+              show_default=True, help="The figure (PNG, with SVG and PDF beside it).")
+@click.pass_obj
+def bench_ann_curve(obj: Context, name, queries, k, seed, record, plot) -> None:
+    """Recall@k against queries/s for HNSW (ef_search 16-512) and IVF (nprobe 1-256) built from a words index,
+    through lexprobe and through FAISS directly, with the exact kernel as reference; picks each type's default
+    setting (the fastest with recall >= 0.95)."""
+    from ..perf.ann_curve import record_ann_curve, run_ann_curve
+
+    index = WordIndex.open(obj.home, name)
+    result = run_ann_curve(index.unit, n_queries=queries, k=k, seed=seed, log=lambda s: click.echo(s, err=True))
+    click.echo(record_ann_curve(result, record, plot))
 
 
 @index_group.command("export")

@@ -31,9 +31,11 @@ from pathlib import Path
 import numpy as np
 
 _U_BF16 = 2.0 ** -8
-_TILE = 16384         # words per cheap-pass tile
+_TILE = 16384         # words per cheap-pass tile (at least)
+_TILE_ELEMENTS = 1 << 24  # scores per tile (32 MB of bfloat16)
 _QUERY_BLOCK = 1024   # queries per block (their tile of bfloat16 scores is 32 MB at most)
 _EXACT_BLOCK = 64     # queries per block of the full float32 scan (64 x 400k floats = 100 MB)
+_SERIAL_MAX = 4       # at most this many queries: the full scan on one thread (latency of single queries)
 
 
 @cache
@@ -91,11 +93,12 @@ def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @cache
-def _kernels():
-    """The compiled scan and ranking (numba; compiled on first use, cached on disk)."""
+def _kernels(parallel: bool = True):
+    """The compiled scan, ranking and score kernels (numba; compiled on first use, cached on disk). Serial
+    ones (``parallel=False``) serve a few queries: no threads to wake for a millisecond of work."""
     from numba import njit, prange
 
-    @njit(parallel=True, cache=True, boundscheck=False)
+    @njit(parallel=parallel, cache=True, boundscheck=False)
     def scan(tile, cut, counts, cand, col0):  # pragma: no cover - compiled
         """Append to ``cand[r]`` the columns of ``tile`` (raw bfloat16 bits) whose key reaches ``cut[r]``;
         ``counts[r]`` counts them all, also past ``cand``'s width. Blocks of 64 whose maximum misses the cut
@@ -120,7 +123,7 @@ def _kernels():
                             cnt += 1
             counts[r] = cnt
 
-    @njit(parallel=True, cache=True, boundscheck=False)
+    @njit(parallel=parallel, cache=True, boundscheck=False)
     def rank(Q, V, cand, counts, excl, k, D, I):  # pragma: no cover - compiled
         """Per query: exact float32 scores of its candidate columns (ascending), the excluded ones (``excl[r]``
         sorted, -1 padded at the front) dropped, the best ``k`` by score then column into ``D[r]``, ``I[r]``."""
@@ -146,7 +149,18 @@ def _kernels():
                 D[r, t] = scores[order[t]]
                 I[r, t] = cols[order[t]]
 
-    return scan, rank
+    @njit(parallel=parallel, cache=True, boundscheck=False)
+    def dots(Q, V, R):  # pragma: no cover - compiled
+        """Every score ``R[r, j] = Q[r] . V[j]`` with the ranking's arithmetic."""
+        m, d = Q.shape
+        for j in prange(V.shape[0]):
+            for r in range(m):
+                acc = np.float32(0.0)
+                for u in range(d):
+                    acc += Q[r, u] * V[j, u]
+                R[r, j] = acc
+
+    return scan, rank, dots
 
 
 def _sorted_exclusions(excl: np.ndarray, n: int) -> np.ndarray:
@@ -159,7 +173,7 @@ def _ranked(Q, V, cand, counts, excl, k):
     D = np.full((len(Q), k), -np.inf, dtype=np.float32)
     I = np.full((len(Q), k), -1, dtype=np.int64)
     if len(Q):
-        _kernels()[1](Q, V, cand, counts, excl, k, D, I)
+        _kernels(len(Q) > _SERIAL_MAX)[1](Q, V, cand, counts, excl, k, D, I)
     return D, I
 
 
@@ -175,7 +189,11 @@ def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = N
     I = np.full((m, k), -1, dtype=np.int64)
     for a in range(0, m, _EXACT_BLOCK):
         q, ex = Q[a:a + _EXACT_BLOCK], excl[a:a + _EXACT_BLOCK]
-        R = q @ V.T
+        if len(q) > _SERIAL_MAX:
+            R = q @ V.T
+        else:  # one thread, the ranking's arithmetic: no thread pool to wake for a single query
+            R = np.empty((len(q), n), dtype=np.float32)
+            _kernels(False)[2](q, V, R)
         rows = np.repeat(np.arange(len(q)), ex.shape[1])
         ok = ex.reshape(-1) >= 0
         R[rows[ok], ex.reshape(-1)[ok]] = -np.inf
@@ -238,7 +256,7 @@ class TopK:
             D, I = np.full((m, max(k, 0)), -np.inf, np.float32), np.full((m, max(k, 0)), -1, np.int64)
         else:
             step = 32 if k <= 16 else 16 if k <= 64 else 8
-            if n < max(32768, 16 * step * k):  # small: the full scan costs less than sample and tiles
+            if m <= _SERIAL_MAX or n < max(32768, 16 * step * k):  # the full scan costs less
                 D, I = exact_topk(Q, V, k, excl)
             else:
                 D, I = self._pruned(Q, V, k, _sorted_exclusions(excl, n), step)
@@ -263,7 +281,7 @@ class TopK:
     def _pruned(self, Q, V, k, excl, step):
         import torch
 
-        scan, _ = _kernels()
+        scan = _kernels()[0]
         m, n = len(Q), len(V)
         cap = 4 * k * step + 1024  # kept words per query beyond which the full scan is cheaper
         sample = self._sample(step, n)
@@ -292,8 +310,9 @@ class TopK:
             counts = np.zeros(b - a, dtype=np.int64)
             cand = np.empty((b - a, cap), dtype=np.int64)
             q = Qc[a:b]
-            for t in range(0, n, _TILE):
-                tile = q @ cheap[t:t + _TILE].T
+            width = max(_TILE, _TILE_ELEMENTS // (b - a))  # few queries: wide tiles, few calls
+            for t in range(0, n, width):
+                tile = q @ cheap[t:t + width].T
                 if not self.bf16:
                     tile = tile.to(torch.bfloat16)
                 scan(tile.view(torch.int16).numpy(), cut, counts, cand, t)

@@ -162,3 +162,27 @@ def line_grid(path: str | Path, x: Sequence[float], panels: Mapping[str, Mapping
         fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def tradeoff_plot(path: str | Path, curves: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[str]]], *,
+                  points: Mapping[str, tuple[float, float]] | None = None, title: str = "", xlabel: str = "",
+                  ylabel: str = "", logy: bool = True) -> Path:
+    """Curves of (x, y) points, each point labelled (e.g. recall against queries/s per search setting, as
+    ann-benchmarks draws them); ``points``: single reference points. y on a log scale by default (rates)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for i, (name, (xs, ys, labels)) in enumerate(curves.items()):
+        ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.3, label=name, color=f"C{i}",
+                linestyle="--" if "faiss" in name.lower() else "-")
+        for x, y, text in zip(xs, ys, labels):
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(3, 3), fontsize=6, color=f"C{i}")
+    for j, (name, (x, y)) in enumerate((points or {}).items()):
+        ax.plot([x], [y], marker="*^sD"[j % 4], markersize=8, linestyle="none", label=name, color="k" if j == 0 else "0.5")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    _legend_outside(ax)
+    ax.grid(alpha=0.3, which="both")
+    return _save(fig, path)
