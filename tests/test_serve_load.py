@@ -51,9 +51,11 @@ def test_the_serve_command_listens_on_loopback_and_answers(glove_home):
     process = subprocess.Popen([sys.executable, "-m", "lexprobe", "--home", str(glove_home), "serve", "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        line = process.stdout.readline()
-        match = re.search(r"at (http://127\.0\.0\.1:(\d+)/)", line)
-        assert match, (line, process.stderr.read() if process.poll() is not None else "")
+        printed = []
+        while not printed or (printed[-1] and "serving" not in printed[-1]):  # until the address, or EOF
+            printed.append(process.stdout.readline())
+        match = re.search(r"at (http://127\.0\.0\.1:(\d+)/)", printed[-1])
+        assert match, (printed, process.stderr.read() if process.poll() is not None else "")
         with urllib.request.urlopen(match.group(1) + "api/indexes", timeout=60) as response:
             body = json.load(response)
         assert [(i["name"], i["kind"]) for i in body["indexes"]] == [("glove", "words")]
