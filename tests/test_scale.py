@@ -12,16 +12,14 @@ import time
 
 import numpy as np
 import pytest
+import ray  # the `ray` extra, part of `all`: the README set-up installs it
 
-ray = pytest.importorskip("ray", reason="the 'ray' extra is part of the README set-up")
-
-from lexprobe.core.store import write_lock  # noqa: E402
-from lexprobe.kinds.tokens import TokenIndex  # noqa: E402
-from lexprobe.kinds.words import WordIndex, build_word_index  # noqa: E402
-from lexprobe.scale.build import EncoderPool, build_token_index_ray, corpus_blocks  # noqa: E402
-from lexprobe.scale.search import merge_topk, open_sharded, shard_groups  # noqa: E402
-from lexprobe.sources.datasets.corpora import read_corpus  # noqa: E402
-from lexprobe.kinds.tokens import limit_corpus  # noqa: E402
+from lexprobe.core.store import write_lock
+from lexprobe.kinds.tokens import TokenIndex, limit_corpus
+from lexprobe.kinds.words import WordIndex, build_word_index
+from lexprobe.scale.build import EncoderPool, build_token_index_ray, corpus_blocks
+from lexprobe.scale.search import merge_topk, open_sharded, shard_groups
+from lexprobe.sources.datasets.corpora import read_corpus
 
 SENTENCES = 40
 BLOCK = 8
@@ -193,3 +191,17 @@ def test_sharded_neighbors_equal_local(cluster, tmp_path, cli):
         assert [(r["query"], r["word"]) for r in a] == [(r["query"], r["word"]) for r in b]
         assert [r["score"] for r in b] == pytest.approx([r["score"] for r in a], abs=1e-6)
     assert WordIndex.open(home, "g20k").store.count == 20_000
+
+
+def test_sense_ranking_on_ray_equals_local(cluster, local, spec, cli, tmp_path):
+    """`run senses --engine ray`: the candidates' vectors come from shard actors, one lemma at a time; every
+    per-query number equals the local run's (same index, reused by both)."""
+    import pyarrow.parquet as pq
+
+    args = ["--home", local, "run", "senses", "--database", spec, "--queries", spec, "--database-sentences",
+            SENTENCES, "--query-sentences", SENTENCES, "--min-sense-count", 1, "-k", 10, "--lemma-edges", 5]
+    here = cli(*args, "--out", tmp_path / "here")
+    there = cli(*args, "--out", tmp_path / "there", "--engine", "ray", "--shard-groups", 2)
+    assert here.code == 0 and there.code == 0, there
+    a, b = pq.read_table(tmp_path / "here/queries.parquet"), pq.read_table(tmp_path / "there/queries.parquet")
+    assert len(a) >= 10 and a.equals(b)

@@ -33,12 +33,16 @@ def build_engine_options(f):
     return engine_option(f)
 
 
+def shard_groups_option(f):
+    """``--shard-groups``: how many search actors serve an index with ``--engine ray``."""
+    return click.option("--shard-groups", type=int,
+                        help="--engine ray: groups of shards, one search actor each (default: the cluster's CPUs, "
+                             "at most one group per shard).")(f)
+
+
 def search_engine_options(f):
     """``--engine``, ``--ray-address`` and ``--shard-groups`` for a query over an index."""
-    f = click.option("--shard-groups", type=int,
-                     help="--engine ray: groups of shards, one search actor each (default: the cluster's CPUs, "
-                          "at most one group per shard).")(f)
-    return engine_option(f)
+    return engine_option(shard_groups_option(f))
 
 
 @contextlib.contextmanager
@@ -74,8 +78,11 @@ def bench_scale(obj: Context, corpus_spec, n_sentences, model, block_sentences, 
     """Token encoding on Ray against the local encoder: tokens/s locally and with 1 and 2 Ray workers, the
     per-block overhead, the driver's write and FAISS cost per target, and a projection for a 10M-sentence
     corpus on 8 and 32 nodes."""
+    from ..perf.common import record as record_result
     from ..scale.bench import run_scale_bench
 
     result = run_scale_bench(corpus_spec, n_sentences=n_sentences, model=model, block_sentences=block_sentences,
-                             address=ray_address, node_cpus=node_cpus, home=obj.home, record_path=record or None)
-    click.echo(result["markdown"])
+                             address=ray_address, node_cpus=node_cpus, home=obj.home)
+    click.echo(record_result(record or None, "bench scale: token encoding on Ray vs local", result["rows"],
+                             notes=result["notes"],
+                             columns=["setting", "tokens_per_s", "vs local 1 thread", "seconds", "startup_s"]))

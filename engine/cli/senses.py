@@ -8,11 +8,11 @@ import click
 
 from .root import Context, format_option, paper_command, query_group
 from .options import K, POSITIVE, SEED
-from .scale import opened, search_engine_options
+from .scale import build_engine_options, opened, search_engine_options, shard_groups_option
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 from ..analyses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
-from ..analyses.senses import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT
+from ..analyses.senses import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -89,21 +89,32 @@ def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_le
 @click.option("--any-pos", is_flag=True, help="A lemma's candidates are all its instances, whatever their POS "
                                               "(default: the query's POS only, as WordNet senses are).")
 @click.option("--all-lemmas", is_flag=True, help="Rank every instance of D for each query, not only its lemma's.")
+@click.option("--frequency", type=click.Choice(FREQUENCIES), default="lemma", show_default=True,
+              help="What l of the cells counts: the query lemma's instances in D (the paper's text) or the query "
+                   "sense's instances (the authors' code).")
+@click.option("--no-proper-names", "no_proper_names", is_flag=True,
+              help="Leave out SemCor's proper names (instances of the lemmas person, group and location whose "
+                   "words are a name, such as 'Fulton County') from D and Q.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the --limit-queries sample.")
 @click.option("--compare", is_flag=True,
               help="Also time the grouped ranking against one query at a time (the paper's loop) on the same "
                    "queries; the comparison goes to OUT/speed.md and one line on stderr.")
 @click.option("--record", type=click.Path(dir_okay=False), default="",
               help="With --compare, also append the comparison to this markdown file (e.g. benchmarks/senses.md).")
+@build_engine_options
+@shard_groups_option
 @click.pass_obj
 def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, pooling, out, limit_queries,
                  database_sentences, query_sentences, k_max, min_sense_count, lemma_edges, ratio_edges, any_pos,
-                 all_lemmas, seed, compare, record) -> None:
+                 all_lemmas, frequency, no_proper_names, seed, compare, record, engine, ray_address, workers,
+                 block_sentences, shard_groups) -> None:
     """CWE similarity ranking (Gessler & Schneider, section 3 and Table 1): every query instance of Q whose
     sense occurs at least --min-sense-count times in D ranks D's instances of its lemma by cosine; per query
     P@k and recall@k (k = 1..K) and average precision; per cell of l x r, the mean over k of P@k (the paper's
     number) and MAP beside the exact random baseline. Token indexes are reused when one with the same corpus,
-    model, layer and pooling exists under --home, else built."""
+    model, layer and pooling exists under --home, else built. With --engine ray they are built by Ray encoder
+    actors and their vectors served by Ray shard actors (the ranking gathers one lemma's candidates at a time);
+    the numbers are the same."""
     from ..runs.senses import SenseRunOptions, run_senses
 
     if compare and all_lemmas:
@@ -112,21 +123,32 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
                               lemma_edges=_floats(lemma_edges, "--lemma-edges"),
                               ratio_edges=_floats(ratio_edges, "--ratio-edges"), match_pos=not any_pos,
                               all_lemmas=all_lemmas, limit_queries=limit_queries,
-                              database_sentences=database_sentences, query_sentences=query_sentences, seed=seed)
+                              database_sentences=database_sentences, query_sentences=query_sentences, seed=seed,
+                              frequency=frequency, proper_names=not no_proper_names)
     settings = [(m, (l,) if l is not None else None) for m in models for l in (layer_list or [None])]
-    summary = run_senses(obj.home, database_spec, queries_spec, settings, out, options)
-    click.echo((Path(out) / "buckets.md").read_text().rstrip())
-    for label, checks in summary["checks"].items():
-        click.echo(f"{label}: every cell beats random: {checks['every_cell_beats_random']}; rare senses "
-                   f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
-    if compare:
-        from ..perf.senses import run_ranking_bench
-        from ..runs.run_dir import RunDir
+    ray_engine = None
+    if engine == "ray":
+        from ..scale.senses import RayEngine
 
-        database, queries = summary["instances"]
-        bench = run_ranking_bench(database, queries, label=next(iter(summary["runs"])), k_max=k_max,
-                                  min_sense_count=min_sense_count, match_pos=not any_pos, record_path=record or None)
-        RunDir(out).write_text("speed.md", bench["markdown"])
-        click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: {bench['agree']}); "
-                   f"{Path(out) / 'speed.md'}", err=True)
-    click.echo(f"wrote {out}")
+        ray_engine = RayEngine(ray_address, workers=workers, block_sentences=block_sentences, groups=shard_groups)
+    try:
+        summary = run_senses(obj.home, database_spec, queries_spec, settings, out, options, ray_engine)
+        click.echo((Path(out) / "buckets.md").read_text().rstrip())
+        for label, checks in summary["checks"].items():
+            click.echo(f"{label}: every cell beats random: {checks['every_cell_beats_random']}; rare senses "
+                       f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
+        if compare:
+            from ..perf.senses import run_ranking_bench
+            from ..runs.run_dir import RunDir
+
+            database, queries = summary["instances"]
+            bench = run_ranking_bench(database, queries, label=next(iter(summary["runs"])), k_max=k_max,
+                                      min_sense_count=min_sense_count, match_pos=not any_pos,
+                                      record_path=record or None)
+            RunDir(out).write_text("speed.md", bench["markdown"])
+            click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: "
+                       f"{bench['agree']}); {Path(out) / 'speed.md'}", err=True)
+        click.echo(f"wrote {out}")
+    finally:
+        if ray_engine is not None:
+            ray_engine.close()

@@ -70,9 +70,9 @@ def _slug(text: str) -> str:
 
 
 def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] | None, pooling: str,
-                    max_sentences: int | None) -> tuple[str, bool]:
+                    max_sentences: int | None, build=None) -> tuple[str, bool]:
     """The name of a token index of ``spec`` made with these settings: an existing one whose manifest says so,
-    else a new one built now. Returns (name, built)."""
+    else a new one built now (by ``build``, default :func:`build_token_index`). Returns (name, built)."""
     from ..sources.datasets.corpora import parse_spec
     from ..core.store import list_indexes, read_manifest
     from ..kinds.tokens import KIND, build_token_index
@@ -103,17 +103,20 @@ def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] |
     name, n = base, 2
     while (home / name).exists():
         name, n = f"{base}-{n}", n + 1
-    build_token_index(home, name, model, want, layers=layers, pooling=pooling, max_sentences=max_sentences)
+    (build or build_token_index)(home, name, model, want, layers=layers, pooling=pooling,
+                                 max_sentences=max_sentences)
     return name, True
 
 
 def run_senses(home: Path, database_spec: str, queries_spec: str, settings: Sequence[tuple[str, tuple | None]],
-               out: str | Path, options: SenseRunOptions) -> dict:
+               out: str | Path, options: SenseRunOptions, engine=None) -> dict:
     """Rank Q against D once per (model, layers) in ``settings`` and write the report into ``out``.
 
     The same spec for both (and the same sentence limit) ranks D against itself, leaving each query out.
     Returns the report's summary plus ``runs`` (label -> per-query table) and ``instances`` (the first
     run's (database, queries) :class:`Instances`, for the speed benchmark).
+    ``engine`` (:class:`lexprobe.scale.senses.RayEngine`) builds the token indexes and serves their vectors
+    on Ray instead of this process; the ranking and its numbers are the same.
     """
     from ..kinds.tokens import TokenIndex
 
@@ -123,16 +126,18 @@ def run_senses(home: Path, database_spec: str, queries_spec: str, settings: Sequ
     runs, meta_runs, first = {}, {}, None
     for model, layers in settings:
         label = _slug(f"{Path(model).name or model}" + (f"-l{'-'.join(map(str, layers))}" if layers else ""))
+        build, open_index = (engine.build, engine.open) if engine else (None, TokenIndex.open)
         d_name, d_built = token_index_for(home, database_spec, model, layers, options.pooling,
-                                          options.database_sentences)
+                                          options.database_sentences, build)
         q_name, q_built = (d_name, False) if same else token_index_for(home, queries_spec, model, layers,
-                                                                       options.pooling, options.query_sentences)
-        d_index = TokenIndex.open(home, d_name)
+                                                                       options.pooling, options.query_sentences,
+                                                                       build)
+        d_index = open_index(home, d_name)
         database = Instances(d_index.table, d_index.unit)
         if same:
             queries = database
         else:
-            q_index = TokenIndex.open(home, q_name)
+            q_index = open_index(home, q_name)
             queries = Instances(q_index.table, q_index.unit)
         left_out = {}
         if not options.proper_names:

@@ -75,9 +75,14 @@ class ShardGroupWorker:
         unit, _ = vindex.unit_rows(raw[live])
         self.index = vindex.VectorIndex(vindex.build(unit, ids[live]))
         self.rows = int(live.sum())
+        self.first, self.raw = int(ids[0]) if len(ids) else 0, raw  # row ids of a group are contiguous
 
     def size(self) -> int:
         return self.rows
+
+    def unit_rows(self, ids: np.ndarray) -> np.ndarray:
+        """Unit vectors of some of this group's row ids (as :attr:`TokenIndex.unit` has them)."""
+        return vindex.unit_rows(self.raw[np.asarray(ids, np.int64) - self.first])[0]
 
     def pid(self) -> int:
         return os.getpid()
@@ -108,6 +113,18 @@ class ShardedVectors:
         self.actors = [actor.remote(path, store.manifest["version_id"], g) for g in self.groups]
         self.dim = store.dim
         self.ntotal = int(sum(get([a.size.remote() for a in self.actors])))
+        self.bounds = np.cumsum([0] + [sum(rows[p] for p in g) for g in self.groups])  # row ids per group
+
+    def unit(self, ids: np.ndarray) -> np.ndarray:
+        """Unit vectors of row ids ``ids`` (any order), gathered from the groups that hold them."""
+        ids = np.asarray(ids, np.int64)
+        owner = np.searchsorted(self.bounds, ids, side="right") - 1
+        out = np.zeros((len(ids), self.dim), np.float32)
+        wanted = [(g, np.flatnonzero(owner == g)) for g in np.unique(owner)]
+        parts = get([self.actors[g].unit_rows.remote(ids[at]) for g, at in wanted])
+        for (_, at), part in zip(wanted, parts):
+            out[at] = part
+        return out
 
     def search(self, queries: np.ndarray, k: int, *, exclude=None, restrict=None) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` by inner product, as :meth:`VectorIndex.search` (``exclude``, ``restrict`` the same)."""
@@ -127,6 +144,30 @@ class ShardedVectors:
         for a in self.actors:
             ray.kill(a)
         self.actors = []
+
+
+class RemoteRows:
+    """Rows of an index's unit vectors that stay in the shard-group actors until read: indexing gives another
+    :class:`RemoteRows`, ``np.asarray`` gathers them. Stands for ``TokenIndex.unit`` in an analysis that selects
+    rows before it computes (the sense ranking reads one lemma's candidates at a time, so every row crosses to
+    the driver at most once and the driver never holds the whole index)."""
+
+    def __init__(self, vectors: ShardedVectors, ids: np.ndarray):
+        self.vectors, self.ids = vectors, np.asarray(ids, np.int64)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.ids), self.vectors.dim)
+
+    def __getitem__(self, rows) -> "RemoteRows":
+        return RemoteRows(self.vectors, self.ids[rows])
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self.vectors.unit(self.ids)
+        return out if dtype is None else out.astype(dtype, copy=False)
 
 
 @contextlib.contextmanager
