@@ -75,6 +75,12 @@ def test_analogy_matches_a_brute_force_scan(client, glove, method):
     np.testing.assert_allclose([r["score"] for r in body["rows"]], scores[top], rtol=1e-4)
 
 
+def test_honest_analogy_may_return_an_input_word(client):
+    status, body = get(client, "analogy", index="glove", a="man", a_star="king", b="woman", k=2, honest=1)
+    assert status == 200 and body["honest"] is True
+    assert [r["word"] for r in body["rows"]] == ["king", "queen"]  # a* itself wins when nothing is excluded
+
+
 def test_offsets_lists_relations_then_scores_one_by_hand(client, glove):
     status, body = get(client, "offsets", index="glove", dataset="bats")
     assert status == 200

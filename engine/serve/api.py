@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..kinds.analogy_queries import DEFAULT_EPS, METHODS, answer_questions
+from ..kinds.analogy_queries import METHODS
 from ..analyses.offsets import score_pairs, unit_offsets
 from ..analyses.probing import MaskedLM, top_predictions
 from ..core.errors import LexprobeError
@@ -138,11 +138,9 @@ class Service:
         k = integer(params, "k", 5, 1, MAX_K)
         method = choice(params, "method", METHODS, "add")
         honest = flag(params, "honest")
-        ids = index.ids([a, a_star, b])
-        D, I = answer_questions(index, ids[:1], ids[1:2], ids[2:], method=method, k=k, honest=honest,
-                                eps=DEFAULT_EPS)
-        rows = [{"a": a, "a_star": a_star, "b": b, "rank": r, "word": index.words[j], "score": float(s)}
-                for r, (s, j) in enumerate(zip(D[0], I[0]), 1) if j >= 0]
+        rows = [{"a": a, "a_star": a_star, "b": b, "rank": r, "word": word, "score": score}
+                for r, (word, score) in enumerate(index.analogy(a, a_star, b, topn=k, method=method,
+                                                                exclude=not honest), 1)]
         return {"index": index.name, "method": method, "honest": honest, "k": k, "rows": rows}
 
     # --------------------------------------------------------------------------------------- offsets
