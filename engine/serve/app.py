@@ -17,7 +17,7 @@ from flask import Flask, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
 from ..core.errors import CorruptIndexError, LexprobeError
-from .api import BadRequest, Service
+from .api import Service
 from .opened import NotFound
 
 STATIC = Path(__file__).parent / "static"
