@@ -28,6 +28,11 @@ _EXPORTS = {
     "build_word_index": ("kinds.words", "build_word_index"),
     "build_token_index": ("kinds.tokens", "build_token_index"),
     "LexprobeError": ("core.errors", "LexprobeError"),
+    # the analogies paper: the analogy test with its decomposition, OCS/PCS of word pairs, Table 1
+    "analogy_dataset": ("sources.datasets.analogy_sets", "usable_relations"),
+    "analogy_test": ("analyses.analogy_test", "analogy_test"),
+    "relation_offsets": ("analyses.offsets", "relation_offsets"),
+    "offset_table1": ("runs.analogies", "run_table1"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

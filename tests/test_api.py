@@ -115,17 +115,18 @@ def test_unknown_words_and_bad_topn_are_clear(glove):
         glove.analogy("man", "king", "woman", method="sub")
 
 
-DOCTESTED = ["lexprobe", "lexprobe.kinds.words"]
+DOCTESTED = ["lexprobe", "lexprobe.kinds.words", "lexprobe.analyses.analogy_test", "lexprobe.analyses.offsets"]
 
 
 @pytest.mark.parametrize("module", DOCTESTED)
-def test_docstring_examples(module, glove_home, monkeypatch):
+def test_docstring_examples(module, glove_home, shared_data, monkeypatch):
     """Every ``>>>`` example of the main entry points runs (on the packaged GloVe)."""
     monkeypatch.setenv("LEXPROBE_HOME", str(glove_home))
     mod = importlib.import_module(module)
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    tests = [t for t in finder.find(mod, globs={"lexprobe": lexprobe}) if t.examples]
+    globs = {"lexprobe": lexprobe, "BATS": shared_data / "BATS_3.0"}
+    tests = [t for t in finder.find(mod, globs=globs) if t.examples]
     assert tests, f"{module} has no examples"
     for test in tests:
         runner.run(test)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -307,3 +308,18 @@ def score_pairs(words, name: str, start_ids: np.ndarray, end_ids: np.ndarray, *,
         raise LexprobeError(f"{name}: {len(start_ids)} usable pairs; OCS and PCS need at least 3")
     return offset_scores(words.raw, start_ids, end_ids, n_shuffles=n_shuffles, rng=shuffle_rng(seed, name),
                          what=name)
+
+
+def relation_offsets(words, pairs: Sequence[tuple[str, str]], *, name: str = "pairs", n_shuffles: int = 50,
+                     seed: int = 0) -> OffsetScores:
+    """OCS and PCS of word pairs (start, end) over a words index, words in: :func:`score_pairs` with the same
+    shuffles as a relation of the same ``name`` and ``seed`` gets in Table 1.
+
+    >>> glove = lexprobe.open_index("glove")
+    >>> s = lexprobe.relation_offsets(glove, [("france", "paris"), ("italy", "rome"), ("japan", "tokyo"),
+    ...                                       ("spain", "madrid"), ("egypt", "cairo")], name="capitals")
+    >>> s.n_pairs, s.pcs > 0.5
+    (5, True)
+    """
+    ids = words.ids([w for pair in pairs for w in pair]).reshape(-1, 2)
+    return score_pairs(words, name, ids[:, 0], ids[:, 1], n_shuffles=n_shuffles, seed=seed)

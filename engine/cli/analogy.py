@@ -164,9 +164,9 @@ def bench_analogy(obj: Context, words_index, dataset, method, answers, lowercase
                                            questions=google_questions)
     run = run_analogy(words, relations, coverage, out_dir, dataset=dataset, method=method, answers=answers,
                       restrict_vocab=restrict_vocab, eps=eps, honest=honest, normalize=normalize)
-    click.echo(render(run.by_category, "table", ["category", "questions", "accuracy", "mrr"]))
-    if run.honest:
-        click.echo("honest test shares: " + ", ".join(f"{k} {v:.1%}" for k, v in run.honest.items()
+    click.echo(render(run.test.by_category, "table", ["category", "questions", "accuracy", "mrr"]))
+    if run.test.honest_shares:
+        click.echo("honest test shares: " + ", ".join(f"{k} {v:.1%}" for k, v in run.test.honest_shares.items()
                                                       if k != "questions"))
     for s in run.summary["skipped"]:
         click.echo(f"skipped {s['relation']}: {s['reason']} ({s['pairs']})")
@@ -177,6 +177,6 @@ def bench_analogy(obj: Context, words_index, dataset, method, answers, lowercase
         record = record or str(Path(out_dir) / "benchmark.md")
         bench = run_analogy_bench(obj.home, words_index, relations, sample=sample, faiss_sample=faiss_sample,
                                   restrict_vocab=restrict_vocab, seed=seed, record_path=record, dataset=dataset,
-                                  analysis_seconds=run.seconds if method == "add" else None)
+                                  analysis_seconds=run.test.seconds if method == "add" else None)
         click.echo(f"speed (--compare gensim): {bench['speedup']:.1f}x gensim's one-question loop, identical "
                    f"answers {bench['agree']:.2%}; recorded in {record}")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
+from ..analyses.analogy_test import AnalogyTest, analogy_test
 from ..kinds.analogy_queries import DEFAULT_EPS
 from ..core.errors import LexprobeError
 from ..core.store import MANIFEST
@@ -73,63 +73,42 @@ def plot_decomposition(rows: list[dict], out_dir: str | Path, *, normalized: boo
 
 @dataclass
 class AnalogyRun:
-    """What :func:`run_analogy` computed; its files are in the run folder."""
+    """What :func:`run_analogy` computed (:class:`~lexprobe.analyses.analogy_test.AnalogyTest`) and wrote."""
 
-    questions: pa.Table          # one row per question (a, a*, b excluded)
-    by_relation: list[dict]      # accuracy and MRR per relation
-    by_category: list[dict]      # ... per broad category
-    honest: dict | None          # what the honest test returns (shares), when run
-    means: list[dict]            # decomposition means per relation (Figures 1, 2, 8)
+    test: AnalogyTest
     plots: list[Path]
     summary: dict                # also summary.json
-    seconds: float               # time of the usual test (with gold ranks)
 
 
 def run_analogy(words, relations: list[Relation], coverage: list[Coverage], out: str | Path, *, dataset: str,
                 method: str = "add", answers: str = "first", restrict_vocab: int | None = None,
                 eps: float = DEFAULT_EPS, honest: bool = True, normalize: bool = False) -> AnalogyRun:
-    """The analogy test over every tuple of every relation, the honest test, and the score decomposition.
-
-    Writes to ``out``: coverage (the out-of-vocabulary report), questions.parquet (one row per question),
-    accuracy_relation / accuracy_category, honest.parquet + honest_shares (``honest``), decomposition (per
-    tuple) and decomposition_means (per relation) with their PNG bar charts, and summary.json.
+    """:func:`~lexprobe.analyses.analogy_test.analogy_test`, written to ``out``: coverage (the out-of-vocabulary
+    report), questions.parquet (one row per question), accuracy_relation / accuracy_category, honest.parquet +
+    honest_shares (``honest``), decomposition (per tuple) and decomposition_means (per relation) with their PNG
+    bar charts, and summary.json.
     """
-    import time
-
-    from ..analyses.analogy import accuracy_tables, honest_shares, run_relations
-    from ..analyses.decomposition import decompose_relations, relation_means
-
+    test = analogy_test(words, relations, coverage, method=method, restrict_vocab=restrict_vocab, eps=eps,
+                        honest=honest, normalize=normalize)
     run_dir = RunDir(out)
-    run_dir.write_table("coverage", [c.as_row() for c in coverage])
-    t0 = time.perf_counter()
-    result = run_relations(words, relations, method=method, restrict_vocab=restrict_vocab, eps=eps)
-    seconds = time.perf_counter() - t0
-    run_dir.write_table("questions", result.table, markdown=False)
-    by_relation, by_category = accuracy_tables(result.table)
-    run_dir.write_table("accuracy_relation", by_relation)
-    run_dir.write_table("accuracy_category", by_category)
+    run_dir.write_table("coverage", test.coverage)
+    run_dir.write_table("questions", test.questions, markdown=False)
+    run_dir.write_table("accuracy_relation", test.by_relation)
+    run_dir.write_table("accuracy_category", test.by_category)
     summary = {"words": words.name, "dataset": dataset, "method": method, "answers": answers,
-               "restrict_vocab": restrict_vocab, "eps": eps, "questions": len(result.table),
-               "accuracy": float(np.mean(result.table.column("correct").to_numpy(zero_copy_only=False))),
-               "pairs_dropped": sum(c.dropped for c in coverage),
-               "identity_pairs_dropped": sum(c.identity for c in coverage), "skipped": result.skipped}
-    shares = None
+               "restrict_vocab": restrict_vocab, "eps": eps, "questions": len(test.questions),
+               "accuracy": test.accuracy, "pairs_dropped": sum(c.dropped for c in coverage),
+               "identity_pairs_dropped": sum(c.identity for c in coverage), "skipped": test.skipped}
     if honest:
-        h = run_relations(words, relations, method=method, restrict_vocab=restrict_vocab, eps=eps, honest=True,
-                          ranks=False)
-        # gold ranks are not counted in the honest run (answers only), so its rank column is left out
-        run_dir.write_table("honest", h.table.drop_columns(["rank"]), markdown=False)
-        shares = honest_shares(h.table)
-        run_dir.write_table("honest_shares", [shares])
-        summary["honest"] = shares
-    decomposition = decompose_relations(words, relations, normalize=normalize)
-    run_dir.write_table("decomposition", decomposition, markdown=False)
-    means = relation_means(decomposition)
-    run_dir.write_table("decomposition_means", means)
-    figures = plot_decomposition(means, run_dir.path, normalized=normalize)
+        run_dir.write_table("honest", test.honest, markdown=False)
+        run_dir.write_table("honest_shares", [test.honest_shares])
+        summary["honest"] = test.honest_shares
+    run_dir.write_table("decomposition", test.decomposition, markdown=False)
+    run_dir.write_table("decomposition_means", test.means)
+    figures = plot_decomposition(test.means, run_dir.path, normalized=normalize)
     summary["plots"] = [p.name for p in figures]
     run_dir.write_json("summary.json", summary)
-    return AnalogyRun(result.table, by_relation, by_category, shares, means, figures, summary, seconds)
+    return AnalogyRun(test, figures, summary)
 
 
 # ------------------------------------------------------------------------------- the offsets (Table 1) run
@@ -313,13 +292,13 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
     if settings.quick:
         relations = [Relation(r.name, r.code, r.category, r.file, r.pairs[:12]) for r in relations]
     run = run_analogy(words, relations, coverage, run_dir.path, dataset=spec)
-    shares, means = run.honest, run.means
+    shares, means = run.test.honest_shares, run.test.means
     section = Section("analogy", TITLES["analogy"], "analogies")
-    section.text.append(f"{len(run.questions)} questions a:a*::b:b* (all ordered pairs of pairs within each of "
+    section.text.append(f"{len(run.test.questions)} questions a:a*::b:b* (all ordered pairs of pairs within each of "
                         f"{len(relations)} relations); pairs dropped as out of vocabulary: "
                         f"{sum(c.dropped for c in coverage)}; identity pairs (a = a*) dropped: "
                         f"{sum(c.identity for c in coverage)} (the coverage table counts both per relation).")
-    section.tables.append(Table("3CosAdd accuracy by broad category (a, a*, b excluded)", run.by_category))
+    section.tables.append(Table("3CosAdd accuracy by broad category (a, a*, b excluded)", run.test.by_category))
     picks = {k: shares[k] for k in ("b", "a_star", "a", "gold", "other")}
     section.tables.append(honest_table(
         "What the honest test (nothing excluded) returns on BATS", picks, shares["questions"], gold="gold",
@@ -343,7 +322,7 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
         "Score decomposition: mean terms per relation (Figure 1), reference (Figure 8) and Delta_sim (Figure 2)",
         means, ["relation", "category", "tuples", "score", "within", "offset", "start_offset", "ref_within",
                 "ref_offset", "delta_sim", "delta_norm", "delta_offset", "delta_b_ob"]))
-    section.tables.append(Table("3CosAdd accuracy per relation", run.by_relation))
+    section.tables.append(Table("3CosAdd accuracy per relation", run.test.by_relation))
     captions = {"decomposition_score.png": "Figure 1: the three terms of the analogy score, mean per relation",
                 "decomposition_reference.png": "Figure 8: the reference decomposition (b* = b + o_a)",
                 "decomposition_delta_sim.png": "Figure 2: the three terms of Delta_sim, mean per relation"}

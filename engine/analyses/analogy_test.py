@@ -1,0 +1,71 @@
+"""The analogy test of Fournier et al. (section 3) over a dataset's relations, in one call that writes nothing:
+every question's answer and gold rank, accuracy per relation and broad category, what the honest test returns,
+and the decomposition of the analogy score (Figures 1, 2, 8). The run layer writes it
+(:func:`lexprobe.runs.analogies.run_analogy`); notebooks call it directly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..kinds.analogy_queries import DEFAULT_EPS
+from ..sources.datasets.bats import Coverage, Relation
+from .analogy import accuracy_tables, honest_shares, run_relations
+from .decomposition import decompose_relations, relation_means
+
+
+@dataclass
+class AnalogyTest:
+    """What :func:`analogy_test` computed."""
+
+    questions: pa.Table            # one row per question a:a*::b:b* (a, a*, b excluded), with the gold rank
+    by_relation: list[dict]        # accuracy and MRR per relation
+    by_category: list[dict]        # ... per broad category
+    coverage: list[dict]           # pairs kept and dropped per relation (out of vocabulary, identity pairs)
+    honest: pa.Table | None        # the honest test's answers (nothing excluded; no gold ranks), when run
+    honest_shares: dict | None     # how often it returns b, a*, a, the gold answer, something else
+    decomposition: pa.Table        # the score's terms per question
+    means: list[dict]              # their means per relation (Figures 1, 2, 8)
+    skipped: list[dict]            # relations that could not be asked (fewer than 2 pairs), with why
+    seconds: float                 # time of the usual test (with gold ranks)
+
+    @property
+    def accuracy(self) -> float:
+        """Share of all questions answered with the gold word."""
+        return float(np.mean(self.questions.column("correct").to_numpy(zero_copy_only=False)))
+
+
+def analogy_test(words, relations: Sequence[Relation], coverage: Sequence[Coverage] = (), *, method: str = "add",
+                 restrict_vocab: int | None = None, eps: float = DEFAULT_EPS, honest: bool = True,
+                 normalize: bool = False) -> AnalogyTest:
+    """The analogy test over every tuple of every relation (all ordered pairs of its pairs, a != b) with
+    ``method`` (add, mul, pairdir), the honest test when ``honest``, and the score decomposition on the raw
+    vectors (``normalize``: on unit vectors). ``relations`` and ``coverage`` come from
+    :func:`lexprobe.analogy_dataset` (the dataset with the out-of-vocabulary policy applied).
+
+    >>> glove = lexprobe.open_index("glove")
+    >>> relations, coverage = lexprobe.analogy_dataset(glove, f"bats:{BATS}")
+    >>> test = lexprobe.analogy_test(glove, relations[:2], coverage[:2])
+    >>> [(r["relation"], r["questions"], round(r["accuracy"], 3)) for r in test.by_relation]
+    [('I01 [noun - plural_reg]', 2450, 0.571), ('I02 [noun - plural_irreg]', 2256, 0.336)]
+    >>> max(test.honest_shares, key=lambda k: test.honest_shares[k] if k != "questions" else 0)  # the honest test
+    'b'
+    """
+    t0 = time.perf_counter()
+    usual = run_relations(words, list(relations), method=method, restrict_vocab=restrict_vocab, eps=eps)
+    seconds = time.perf_counter() - t0
+    by_relation, by_category = accuracy_tables(usual.table)
+    honest_table = shares = None
+    if honest:
+        h = run_relations(words, list(relations), method=method, restrict_vocab=restrict_vocab, eps=eps,
+                          honest=True, ranks=False)
+        honest_table = h.table.drop_columns(["rank"])  # gold ranks are not counted in the honest run
+        shares = honest_shares(h.table)
+    decomposition = decompose_relations(words, list(relations), normalize=normalize)
+    return AnalogyTest(usual.table, by_relation, by_category, [c.as_row() for c in coverage], honest_table, shares,
+                       decomposition, relation_means(decomposition), usual.skipped, seconds)
