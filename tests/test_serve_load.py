@@ -62,3 +62,17 @@ def test_the_serve_command_listens_on_loopback_and_answers(glove_home):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_the_serve_command_refuses_an_address_it_cannot_listen_on(cli, home):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = cli("--home", home, "serve", "--port", port)
+    assert r.code == 2 and r.err.strip() == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    r = cli("--home", home, "serve", "--host", "no.such.host.invalid", "--port", 0)
+    assert r.code == 2 and "cannot listen on no.such.host.invalid:0: not a known host" in r.err
+    assert len(r.err.strip().splitlines()) == 2  # the note that the host is not loopback, then the error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .options import INDEX_NAME, SEED
 from .root import Context, bench_group, cli
 
 
@@ -34,14 +35,14 @@ def serve_cmd(obj: Context, host: str, port: int, threads: int) -> None:
 
 
 @bench_group.command("serve")
-@click.option("--index", "name", default="glove", show_default=True, help="A words index of the home.")
+@click.option("--index", "name", type=INDEX_NAME, default="glove", show_default=True, help="A words index of the home.")
 @click.option("--requests", "n_requests", type=click.IntRange(1, 100_000), default=200, show_default=True,
               help="Requests in all.")
 @click.option("--clients", type=click.IntRange(1, 64), default=8, show_default=True, help="Concurrent clients.")
 @click.option("--threads", type=click.IntRange(1, 64), default=8, show_default=True, help="Server threads.")
 @click.option("--vocab", type=click.IntRange(3), default=10_000, show_default=True,
               help="Query words are drawn from the N most frequent words.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the query words.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the query words.")
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/serve.md", show_default=True,
               help="Markdown file the result is appended to ('' for none).")
 @click.pass_obj

@@ -87,8 +87,14 @@ def make_server(home, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, thre
     """A waitress server (not yet running) over ``home``; port 0 picks a free one (``server.effective_port``)."""
     from waitress.server import create_server
 
-    return create_server(create_app(home, data_places=data_places), host=host, port=port, threads=threads,
-                         ident="lexprobe", clear_untrusted_proxy_headers=True)
+    app = create_app(home, data_places=data_places)
+    try:
+        return create_server(app, host=host, port=port, threads=threads, ident="lexprobe",
+                             clear_untrusted_proxy_headers=True)
+    except ValueError:  # waitress: the host does not resolve
+        raise LexprobeError(f"cannot listen on {host}:{port}: not a known host or address") from None
+    except OSError as exc:
+        raise LexprobeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 class Running:
