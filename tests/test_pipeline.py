@@ -69,7 +69,7 @@ def test_ensure_index_reuses_rebuilds_on_change_and_on_damage(tmp_path):
 
     def build():
         builds.append(1)
-        build_word_index(home, "small", str(vectors))
+        build_word_index(home, "small", str(vectors), replace=True)  # ensure_index rebuilds on purpose
 
     wanted = {"kind": "words", "source": str(vectors), "lowercase": False}
     first = pipeline.ensure_index(home, "small", wanted, build)

@@ -16,7 +16,7 @@ import click
 
 from ..core.version import __version__
 from ..core.errors import LexprobeError
-from ..core.formatting import FORMATS
+from ..core.formatting import FORMATS, printable
 from ..core.progress import set_quiet
 from .options import check_arguments
 from ..core.store import default_home
@@ -255,17 +255,17 @@ def main(argv: list[str] | None = None) -> None:
         where = f"{exc.ctx.command_path}: " if getattr(exc, "ctx", None) is not None else ""
         message = " ".join(exc.format_message().split())
         hint = f" (see '{exc.ctx.command_path} --help')" if isinstance(exc, click.UsageError) and exc.ctx else ""
-        click.echo(f"error: {where}{message}{hint}", err=True)
+        click.echo(printable(f"error: {where}{message}{hint}"), err=True)
         sys.exit(exc.exit_code)
     except click.Abort:
         click.echo("error: aborted", err=True)
         sys.exit(1)
     except LexprobeError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(printable(f"error: {exc}"), err=True)  # one line, nothing a terminal obeys
         sys.exit(exc.exit_code)
     except OSError as exc:  # full disk, permissions, ...: the file and the reason, nothing else
         where = f"{exc.filename}: " if exc.filename else ""
-        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        click.echo(printable(f"error: {where}{exc.strerror or exc}"), err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)

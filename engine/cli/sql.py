@@ -6,7 +6,7 @@ import click
 
 from ..core import catalog
 from .root import Context, cli, format_option
-from ..core.formatting import render
+from ..core.formatting import printable, render
 
 
 @cli.command("sql")
@@ -25,5 +25,5 @@ def sql_cmd(obj: Context, statement: str, unsafe: bool, fmt: str) -> None:
     """
     columns, rows, skipped = catalog.query(obj.home, statement, unsafe=unsafe)
     for name, reason in skipped.items():
-        click.echo(f"note: {obj.home / name}: not served: {reason}", err=True)
+        click.echo(printable(f"note: {obj.home / name}: not served: {reason}"), err=True)
     click.echo(render([dict(zip(columns, r)) for r in rows], fmt, columns))

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import LexprobeError
+from .formatting import printable
 from .store import RESERVED_NAMES, Store, is_valid_name, list_indexes
 
 SANDBOX = {"enable_external_access": False, "autoinstall_known_extensions": False,
@@ -118,6 +119,6 @@ def query(home: Path, sql: str, *, unsafe: bool = False) -> tuple[list[str], lis
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         left_out = "; ".join(f"{name}: {reason}" for name, reason in catalog.skipped.items())
         left_out = f" (not served: {left_out})" if left_out else ""
-        raise LexprobeError(f"sql: {first}{left_out}") from None
+        raise LexprobeError(printable(f"sql: {first}{left_out}")) from None
     finally:
         catalog.connection.close()
