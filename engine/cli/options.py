@@ -54,7 +54,6 @@ class FiniteFloat(click.ParamType):
 
 POSITIVE_FLOAT = FiniteFloat(0.0, low_open=True)  # learning rates, 3CosMul's epsilon
 NON_NEGATIVE_FLOAT = FiniteFloat(0.0)  # tolerances
-PROBABILITY = FiniteFloat(0.0, 1.0)
 
 
 class IndexName(click.ParamType):
