@@ -132,6 +132,16 @@ def test_killed_driver_leaves_the_old_index(cluster, local, spec, tmp_path):
     assert not list(local.glob(".local.tmp-*"))
 
 
+@pytest.mark.parametrize("address, message", [
+    ("nonsense", "error: bad Ray address 'nonsense'"),
+    ("127.0.0.1:1", "error: cannot reach the Ray cluster at 127.0.0.1:1"),
+])
+def test_bad_ray_address_is_one_line(home, spec, cli, address, message):
+    r = cli("--home", home, "index", "tokens", "--corpus", spec, "--name", "x", "--engine", "ray", "--ray-address",
+            address)
+    assert r.code == 2 and r.err.startswith(message) and len(r.err.strip().splitlines()) == 1
+
+
 def test_merge_topk_by_score_then_id():
     inf = -np.inf
     a = (np.array([[0.9, 0.5, inf]], np.float32), np.array([[4, 2, -1]]))

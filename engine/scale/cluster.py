@@ -4,6 +4,7 @@ environment the workers need, and Ray's errors turned into one clear line."""
 from __future__ import annotations
 
 import os
+import socket
 
 from ..core.errors import LexprobeError
 
@@ -25,6 +26,8 @@ def connect(address: str | None = None):
     """Join the Ray cluster at ``address`` (``auto``, ``ray://host:10001``, ``host:6379``; default
     ``RAY_ADDRESS``, else a new local cluster), unless this process is connected already. Returns ``ray``."""
     ray = ray_module()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    _check_reachable(address)
     if ray.is_initialized():
         return ray
     env = {k: os.environ[k] for k in _ENV_VARS if k in os.environ}
@@ -35,6 +38,21 @@ def connect(address: str | None = None):
         where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
         raise LexprobeError(f"cannot connect to Ray at {where} ({_first_line(exc)})") from None
     return ray
+
+
+def _check_reachable(address: str | None, timeout: float = 10.0) -> None:
+    """Fail at once with one line when a ``HOST:PORT`` (or ``ray://HOST:PORT``) address does not answer: Ray
+    itself retries for minutes."""
+    if not address or address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise LexprobeError(f"bad Ray address {address!r}: use 'auto', 'HOST:PORT' or 'ray://HOST:PORT'")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise LexprobeError(f"cannot reach the Ray cluster at {address} ({exc.strerror or exc}): is it started "
+                            "('ray start --head'), and is --ray-address / RAY_ADDRESS right?") from None
 
 
 def get(refs):
