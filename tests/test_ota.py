@@ -278,3 +278,29 @@ def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
     r = cli("--home", splade_home, "ota", "--model", "splade-tiny", "--into", "sp", "--words", f"@{bad}")
     assert r.code == 2 and f"{bad}:2" in r.err
     assert WordIndex.open(splade_home, "sp").store.count == before + 3
+
+
+def test_progress_moves_inside_a_batch(tiny, monkeypatch):
+    """The bar counts word-iterations: it moves while one batch (here every word) optimises, and a word that
+    stops early has its unused iterations counted, so the bar ends full (it once sat at 0/2 to the end)."""
+    model, tokenizer = tiny
+    updates = []
+
+    class Recorder:
+        def __init__(self, total, **_):
+            self.total = total
+
+        def update(self, n=1):
+            updates.append(n)
+
+        def set_postfix(self, **_):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(ota, "bar", Recorder)
+    res = ota.approximate(model, tokenizer, ["dogsing", "cat"], iterations=400, contexts="static", lr=0.0,
+                          patience=100, tol=0.01, batch_size=2)
+    assert res.iterations.tolist() == [150, 150]
+    assert len(updates) > 100 and updates[:3] == [2, 2, 2] and sum(updates) == 2 * 400

@@ -197,7 +197,9 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
                        np.full((n, iterations), np.nan, np.float32),
                        np.empty((len(snap_at), n, hidden), np.float32) if snap_at else None, snap_at)
     order = sorted(range(n), key=lambda i: len(pieces[i]))  # group by subword count: little padding
-    progress = bar(total=n, desc=desc, unit="word")
+    # counted in word-iterations, so that the bar moves inside a batch (a batch often holds every word); a
+    # word that stops early has its remaining iterations counted when its batch ends
+    progress = bar(total=n * iterations, desc=desc, unit="step")
     with _frozen(model), contextlib.closing(progress):
         for start in range(0, n, batch_size):
             rows = np.asarray(order[start:start + batch_size])
@@ -215,7 +217,7 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
             result.iterations[rows] = its
             if snaps is not None:
                 result.snapshots[:, rows] = snaps
-            progress.update(len(rows))
+            progress.update(int((iterations - its).sum()))
     tail = np.arange(iterations)[None, :]
     window = (tail < result.iterations[:, None]) & (tail >= result.iterations[:, None] - WINDOW)
     result.final_loss[:] = np.where(window, result.loss_history, 0).sum(1) / window.sum(1)
@@ -312,6 +314,7 @@ class _Batch:
                 V[active] = v.detach() - rates[active, None] * step
             act = active.cpu().numpy()
             hist[act, it] = loss.detach().cpu().numpy()
+            progress.update(len(act))
             if snap_at and (it + 1) in snap_at:
                 snaps[snap_at.index(it + 1)] = V.cpu().numpy()
             if patience is not None and (it + 1) % WINDOW == 0:

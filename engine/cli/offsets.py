@@ -15,7 +15,9 @@ from .analogy import DATASET_HELP, _default_offsets_name
 
 @query_group.command("offsets")
 @click.option("--index", "name", required=True, help="A words index: the raw vectors the offsets are taken from.")
-@click.option("--relation", help="A relation of --dataset, by code (I01) or full name ('I01 [noun - plural_reg]').")
+@click.option("--relation", "relation", multiple=True,
+              help="A relation of --dataset, by code (I01) or full name ('I01 [noun - plural_reg]'); repeat it for "
+                   "several (one row each).")
 @click.option("--dataset", help="With --relation: " + DATASET_HELP)
 @click.option("--pairs", "pairs_file", type=click.Path(dir_okay=False),
               help="Instead of --relation: a file of word pairs, 'start end' per line ('#' starts a comment).")
@@ -40,26 +42,39 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
     if bool(pairs_file) == bool(relation):
         raise LexprobeError("give either --relation (with --dataset) or --pairs")
     words = WordIndex.open(obj.home, name)
+    sets = []  # (label, start ids, end ids)
     if pairs_file:
         from ..analyses.offsets import read_pair_file
 
-        label = Path(pairs_file).name
         rows = keep_known(words, read_pair_file(pairs_file), lambda p: p[:2], skip=skip_unknown, source=pairs_file,
                           label=lambda p: p[2])
-        starts, ends = pair_file_ids(words, pairs_file, rows)
+        sets.append((Path(pairs_file).name, *pair_file_ids(words, pairs_file, rows)))
     else:
         if not dataset:
             raise LexprobeError("--relation needs --dataset (e.g. bats:PATH)")
-        relations, _ = usable_relations(words, dataset)
-        found = [r for r in relations if relation == r.name or relation.upper() == r.code]
-        if not found:
-            raise LexprobeError(f"{dataset}: no relation {relation!r} (relations: "
-                                f"{', '.join(r.code for r in relations)})")
-        rel = found[0]
-        label, starts, ends = rel.name, words.ids(rel.starts, source=rel.file), words.ids(rel.ends, source=rel.file)
-    s = score_pairs(words, label, starts, ends, n_shuffles=shuffles, seed=seed)
-    click.echo(render([{"relation": label, "n_pairs": s.n_pairs, "ocs": s.ocs, "pcs": s.pcs}], fmt,
-                      ["relation", "n_pairs", "ocs", "pcs"]))
+        relations, coverage = usable_relations(words, dataset)
+        dropped = {c.relation: c for c in coverage}
+        chosen = []
+        for wanted in relation:
+            found = [r for r in relations if wanted == r.name or wanted.upper() == r.code]
+            if not found:
+                raise LexprobeError(f"{dataset}: no relation {wanted!r} (relations: "
+                                    f"{', '.join(r.code for r in relations)})")
+            if found[0] not in chosen:  # a relation named twice is answered once
+                chosen.append(found[0])
+        for rel in chosen:
+            c = dropped.get(rel.name)
+            if c is not None and c.kept < c.pairs:  # never silently: which pairs were left out, and why
+                why = ([f"{c.dropped} not in index {name!r} ({' '.join(c.dropped_words[:5])})"] if c.dropped else []) \
+                    + ([f"{c.identity} with the answer equal to the start word"] if c.identity else [])
+                click.echo(f"note: {rel.name}: {c.pairs - c.kept} of {c.pairs} pairs left out: {'; '.join(why)}",
+                           err=True)
+            sets.append((rel.name, words.ids(rel.starts, source=rel.file), words.ids(rel.ends, source=rel.file)))
+    out = []
+    for label, starts, ends in sets:
+        s = score_pairs(words, label, starts, ends, n_shuffles=shuffles, seed=seed)
+        out.append({"relation": label, "n_pairs": s.n_pairs, "ocs": s.ocs, "pcs": s.pcs})
+    click.echo(render(out, fmt, ["relation", "n_pairs", "ocs", "pcs"]))
 
 
 @paper_command("offsets")
