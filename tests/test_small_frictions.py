@@ -14,3 +14,20 @@ def test_query_offsets_several_relations_and_left_out_pairs(cli, glove_home, sha
     assert rows[1]["n_pairs"] == 48  # and why: said on stderr
     assert "I02 [noun - plural_irreg]: 2 of 50 pairs left out: 2 with the answer equal to the start word" in r.err
     assert "I01" not in r.err  # nothing left out there
+
+
+def test_sense_cell_check_reports_its_evidence():
+    """'every cell beats random: False' says which cells and on how many queries; empty cells are left out."""
+    from lexprobe.analyses.sense_cells import bucket_checks
+
+    def row(cell, queries, p, rp):
+        return {"run": "m", "cell": cell, "queries": queries, "p_at_k_mean": p, "random_p_at_k_mean": rp,
+                "map": p, "random_map": rp}
+
+    rows = [row("l<500, r<0.25", 1, 0.1, 0.2), row("l<500, r>=0.25", 40, 0.6, 0.3),
+            row("l>=500, r<0.25", 0, 0.0, 0.0), row("all", 41, 0.5, 0.3)]
+    checks = bucket_checks(rows)["m"]
+    assert checks["every_cell_beats_random"] is False and checks["cells_compared"] == 2
+    assert checks["cells_not_above_random"] == ["l<500, r<0.25 (1 query)"]
+    assert bucket_checks(rows[1:])["m"] == {"every_cell_beats_random": True, "rare_senses_score_lower": True,
+                                            "cells_compared": 1, "cells_not_above_random": []}

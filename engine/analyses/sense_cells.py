@@ -118,9 +118,10 @@ def summarize_runs(runs: dict[str, pa.Table], labels: Sequence[str]) -> tuple[li
 
 
 def bucket_checks(cell_rows: Sequence[dict]) -> dict:
-    """Per run: whether every non-empty cell's mean P@k and MAP beat the random baseline, and whether the
-    cells of rare senses (the lowest r interval) score a lower mean P@k than the other cells of the same
-    lemma-frequency interval."""
+    """Per run: whether every non-empty cell's mean P@k and MAP beat the random baseline (empty cells are left
+    out; how many were compared and which did not beat it, with their query counts, are reported beside), and
+    whether the cells of rare senses (the lowest r interval) score a lower mean P@k than the other cells of the
+    same lemma-frequency interval."""
     out = {}
     for name in dict.fromkeys(r["run"] for r in cell_rows):
         rows = [r for r in cell_rows if r["run"] == name and r["cell"] != "all" and r["queries"]]
@@ -131,7 +132,10 @@ def bucket_checks(cell_rows: Sequence[dict]) -> dict:
             common = [r["p_at_k_mean"] for r in rows if _split(r["cell"]) == (l_part, False)]
             if rare and common:
                 rare_lower &= max(rare) < min(common)
-        out[name] = {"every_cell_beats_random": bool(beats), "rare_senses_score_lower": bool(rare_lower)}
+        below = [f"{r['cell']} ({r['queries']} quer{'y' if r['queries'] == 1 else 'ies'})" for r in rows
+                 if not (r["p_at_k_mean"] > r["random_p_at_k_mean"] and r["map"] > r["random_map"])]
+        out[name] = {"every_cell_beats_random": bool(beats), "rare_senses_score_lower": bool(rare_lower),
+                     "cells_compared": len(rows), "cells_not_above_random": below}
     return out
 
 

@@ -135,7 +135,10 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
         summary = run_senses(obj.home, database_spec, queries_spec, settings, out, options, ray_engine)
         click.echo((Path(out) / "buckets.md").read_text().rstrip())
         for label, checks in summary["checks"].items():
-            click.echo(f"{label}: every cell beats random: {checks['every_cell_beats_random']}; rare senses "
+            below = checks["cells_not_above_random"]
+            click.echo(f"{label}: every cell beats random: {checks['every_cell_beats_random']} "
+                       f"({checks['cells_compared']} non-empty cells"
+                       + (f"; not above random: {', '.join(below)}" if below else "") + "); rare senses "
                        f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
         if compare:
             from ..perf.senses import run_ranking_bench
