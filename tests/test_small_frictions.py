@@ -31,3 +31,14 @@ def test_sense_cell_check_reports_its_evidence():
     assert checks["cells_not_above_random"] == ["l<500, r<0.25 (1 query)"]
     assert bucket_checks(rows[1:])["m"] == {"every_cell_beats_random": True, "rare_senses_score_lower": True,
                                             "cells_compared": 1, "cells_not_above_random": []}
+
+
+def test_run_offsets_says_which_random_sets_it_cannot_build(cli, glove_home, shared_data, tmp_path):
+    """One category folder has one broad type: mismatched-across cannot be built, and the run says so."""
+    r = cli("--home", glove_home, "-q", "run", "offsets", "--index", "glove", "--dataset",
+            f"bats:{shared_data / 'BATS_3.0' / '1_Inflectional_morphology'}", "--shuffles", "2", "--replicates", "1",
+            "--pool", "1000", "--out", tmp_path / "run")
+    assert r.code == 0, r
+    assert "note: random set mismatched-across not built (needs 2 broad types or more; the dataset's types: " \
+           "inflectional)" in r.err
+    assert "mismatched-within" not in r.err  # 10 inflectional relations: that one is built

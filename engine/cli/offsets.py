@@ -119,6 +119,15 @@ def bench_offsets(obj: Context, words_index, dataset, offsets_name, shuffles, re
 
         summary = run_table1(obj.home, words_index, dataset, **options)
     click.echo(render(summary["table1"], "table", ["category", "set", "ocs", "ocs_iqr", "pcs", "pcs_iqr", "sets"]))
+    why = {"mismatched-within": "needs every broad type to hold 2 relations or more",
+           "mismatched-across": "needs 2 broad types or more"}
+    types = ", ".join(dict.fromkeys(r["category"] for r in summary["table1"] if r["category"] != "all"))
+    for kind in summary.get("skipped_kinds", []):  # never silently: a random set this dataset cannot give
+        click.echo(f"note: random set {kind} not built ({why.get(kind, 'not possible here')}; the dataset's "
+                   f"types: {types})", err=True)
+    if summary.get("skipped_relations"):
+        click.echo(f"note: relations left out (fewer than 2 pairs): {', '.join(summary['skipped_relations'])}",
+                   err=True)
     click.echo(f"results: {out}")
     if compare:
         click.echo(f"speed (--compare): {bench['speedup']:.0f}x the per-pair loop on {loop_sample} relation(s), "
