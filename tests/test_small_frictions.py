@@ -42,3 +42,13 @@ def test_run_offsets_says_which_random_sets_it_cannot_build(cli, glove_home, sha
     assert "note: random set mismatched-across not built (needs 2 broad types or more; the dataset's types: " \
            "inflectional)" in r.err
     assert "mismatched-within" not in r.err  # 10 inflectional relations: that one is built
+
+
+def test_sql_lists_only_the_views_and_offers_unquoted_aliases(cli, home):
+    assert cli("--home", home, "-q", "index", "words", "--vectors", "glove-6b-50d", "--limit", "500",
+               "--name", "glove-small").code == 0
+    r = cli("--home", home, "sql", "show tables", "--format", "json")
+    assert r.code == 0 and sorted(row["name"] for row in __import__("json").loads(r.out)) == [
+        "glove-small", "glove_small", "words"]  # no internal tables
+    r = cli("--home", home, "sql", "select count(*) as n from glove_small", "--format", "csv")
+    assert r.code == 0 and r.out.split() == ["n", "500"]

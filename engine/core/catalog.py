@@ -1,6 +1,8 @@
 """DuckDB catalog: SQL over the shards of every index under the home.
 
-Each index is a view named after it (``"glove"``) with all its columns. Each kind also has a view over
+Each index is a view named after it (``"glove"``) with all its columns; a name SQL would need quoted
+(``"glove-6b"``) also gets an alias with ``_`` for every other character (``glove_6b``) unless that names
+something else. ``show tables`` lists exactly these views. Each kind also has a view over
 all indexes of that kind (``words``, ``offsets``, ``tokens``), without the vector columns (their
 dimensions differ between indexes) and with an ``index_name`` column. Tombstoned rows (replaced words)
 are left out.
@@ -18,6 +20,7 @@ statement creates live in memory and vanish with the connection.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +52,7 @@ class Catalog:
     connection: duckdb.DuckDBPyConnection
     served: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)  # unquoted alias -> index name (glove_6b -> glove-6b)
 
 
 def _usable_folders(home: Path, skipped: dict[str, str]) -> list[Path]:
@@ -78,7 +82,7 @@ def connect(home: Path, *, unsafe: bool = False) -> Catalog:
     con = duckdb.connect(":memory:", config={} if unsafe else dict(SANDBOX))
     catalog = Catalog(con)
     by_kind: dict[str, list[str]] = {}
-    for n, path in enumerate(_usable_folders(home, catalog.skipped)):
+    for path in _usable_folders(home, catalog.skipped):
         try:
             store = Store.open(path)
         except LexprobeError as exc:
@@ -88,9 +92,8 @@ def connect(home: Path, *, unsafe: bool = False) -> Catalog:
         dead = store.tombstones
         if len(dead) and "id" in table.column_names:
             table = table.filter(pc.invert(pc.is_in(table.column("id"), pa.array(dead))))
-        base = f"__shards_{n}"  # index names start with a letter or digit: never a clash
-        con.register(base, table)
-        con.execute(f"CREATE VIEW {quote_identifier(path.name)} AS SELECT * FROM {base}")
+        base = quote_identifier(path.name)
+        con.from_arrow(table).create_view(path.name)  # the view itself holds the shards: no helper table to list
         catalog.served.append(path.name)
         scalar_cols = [f.name for f in table.schema if not pa.types.is_fixed_size_list(f.type)
                        and not pa.types.is_list(f.type)]
@@ -100,6 +103,13 @@ def connect(home: Path, *, unsafe: bool = False) -> Catalog:
                 f"{', '.join(quote_identifier(c) for c in scalar_cols)} FROM {base}")
     for kind, selects in by_kind.items():
         con.execute(f"CREATE VIEW {quote_identifier(kind)} AS " + " UNION ALL BY NAME ".join(selects))
+    taken = {n.lower() for n in catalog.served} | set(RESERVED_NAMES)
+    for name in catalog.served:  # glove-6b -> glove_6b too: a name SQL takes without quotes
+        alias = re.sub(r"[^A-Za-z0-9_]", "_", name)
+        if alias != name and alias.lower() not in taken:
+            taken.add(alias.lower())
+            con.execute(f"CREATE VIEW {quote_identifier(alias)} AS SELECT * FROM {quote_identifier(name)}")
+            catalog.aliases[alias] = name
     if not unsafe:
         con.execute("SET lock_configuration = true")
     return catalog
