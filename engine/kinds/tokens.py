@@ -121,7 +121,7 @@ def write_token_index(home: Path, name: str, corpus: Corpus, blocks, *, settings
     :func:`write_lock`."""
     dim = int(settings["dim"])
     skipped, stats = corpus.skipped, EncodeStats()
-    units: list[np.ndarray] = []
+    unit = np.empty((corpus.targets.num_rows, dim), np.float32)  # every target at most once: no final concatenation
     first_lost: dict[str, str] = {}
     count = 0
     with StoreWriter(home, name, kind=KIND, dim=dim, schema=token_schema(dim), shard_rows=shard_rows) as writer:
@@ -134,7 +134,7 @@ def write_token_index(home: Path, name: str, corpus: Corpus, blocks, *, settings
                 targets, vectors = targets.filter(pa.array(ok)), vectors[ok]
             ids = np.arange(count, count + len(targets), dtype=np.int64)
             writer.write(targets.add_column(0, "id", pa.array(ids)).append_column("vector", vector_array(vectors)))
-            units.append(vindex.unit_rows(vectors)[0])
+            unit[count:count + len(targets)] = vindex.unit_rows(vectors)[0]
             count += len(targets)
         for reason, n in stats.lost_targets.items():
             skipped.add(reason, first_lost[reason], n)
@@ -144,7 +144,7 @@ def write_token_index(home: Path, name: str, corpus: Corpus, blocks, *, settings
                 pa.ipc.new_file(sink, SENTENCE_SCHEMA) as ipc:
             ipc.write_table(corpus.sentences.cast(SENTENCE_SCHEMA))
         with bar(total=1, desc="faiss", unit="index") as b:
-            index = vindex.build(np.concatenate(units), np.arange(count, dtype=np.int64), params, seed=seed)
+            index = vindex.build(unit[:count], np.arange(count, dtype=np.int64), params, seed=seed)
             vindex.save(index, writer.side_file("faiss", FAISS_FILE))
             b.update()
         meta = {"corpus": corpus_spec, "corpus_name": corpus.name, **settings, "targets": count,

@@ -16,9 +16,12 @@ import time
 import warnings
 from pathlib import Path
 
+import pyarrow as pa
+
 from ..core import vector_index as vindex
 from ..kinds.tokens import encode_corpus, limit_corpus, write_token_index
 from ..sources.datasets.corpora import read_corpus
+from ..sources.datasets.corpus import Corpus
 from ..sources.encoder import EncodeStats, TokenEncoder, default_threads
 from .build import EncoderPool, corpus_blocks
 from .cluster import connect, get
@@ -84,7 +87,8 @@ def run_scale_bench(corpus_spec: str, *, n_sentences: int = 400, model: str = "m
     with tempfile.TemporaryDirectory(dir=home if home and home.is_dir() else None) as tmp:
         settings = TokenEncoder(model, threads=1).settings()
         t0 = time.perf_counter()
-        write_token_index(Path(tmp), "bench-scale", corpus, encoded * repeats, settings=settings,
+        repeated = Corpus(corpus.name, corpus.sentences, pa.concat_tables([t for t, *_ in encoded] * repeats))
+        write_token_index(Path(tmp), "bench-scale", repeated, encoded * repeats, settings=settings,
                           corpus_spec=corpus_spec, max_sentences=n_sentences, params=vindex.IndexParams())
         write_s = time.perf_counter() - t0
     per_target_write = write_s / (n_targets * repeats)
