@@ -70,7 +70,7 @@ def bar_chart(path: str | Path, labels: Sequence[str], series: Mapping[str, Sequ
             bottom = bottom + np.nan_to_num(values)
     if horizontal:
         ax.set_yticks(pos, labels, fontsize=7)
-        ax.invert_yaxis()  # the first label on top, as in the tables
+        ax.set_ylim(n - 0.5, -0.5)  # the first label on top, as in the tables; no empty band around the bars
         ax.set_xlabel(ylabel)
         ax.axvline(0, color="black", linewidth=0.6)
         ax.grid(axis="x", alpha=0.3)
