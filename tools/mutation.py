@@ -1,0 +1,159 @@
+"""Mutation testing of lexprobe's analysis, metric, reader and store modules with cosmic-ray.
+
+    python tools/mutation.py [MODULE ...] [--rev REV] [--sample SHARE] [--out FILE]
+
+Modules, their fast test commands and the operators kept are in tools/mutation/modules.toml (default: all of
+them, in file order). Slow (minutes to hours): not part of the README's test command and not in CI.
+
+cosmic-ray mutates a module's source in place and runs the module's test command once per mutant. So this runs
+in a throwaway git worktree of REV (default HEAD; committed code and tests only) beside the repository, never in
+the working tree: the folder ``engine/`` is imported as ``lexprobe`` through a symlink put first on PYTHONPATH
+(the editable install's finder would otherwise import the working tree's copy), and ``../shared`` is linked so
+the tests find the real data. Prints and writes (``--out``, default mutation-report.md) per module: mutants,
+killed (tests failed, crashed or timed out), survived, skipped by the operator/function filters, and every
+survivor's diff. The worktree is removed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "tools" / "mutation" / "modules.toml"
+
+
+def cosmic_ray_config(module: dict, exclude: list[str], python: str) -> str:
+    tests = " ".join(module["tests"])
+    lines = [
+        "[cosmic-ray]",
+        f'module-path = "{module["path"]}"',
+        f'timeout = {float(module.get("timeout", 120))}',
+        "excluded-modules = []",
+        f'test-command = "{python} -m pytest -p no:cacheprovider -q -x -o addopts= {tests}"',
+        "[cosmic-ray.distributor]",
+        'name = "local"',
+        "[cosmic-ray.filters.operators-filter]",
+        "exclude-operators = [" + ", ".join(f"'{e}'" for e in exclude) + "]",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def function_lines(path: Path, names: list[str]) -> list[tuple[int, int]]:
+    """Line ranges of the functions called ``names`` (at any depth) in the module at ``path``."""
+    tree = ast.parse(path.read_text())
+    return [(n.lineno, n.end_lineno) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in names]
+
+
+def skip_outside(db_path: Path, ranges: list[tuple[int, int]]) -> None:
+    """Mark the pending mutants outside ``ranges`` as skipped."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    with use_db(str(db_path), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            line = item.mutations[0].start_pos[0]
+            if not any(lo <= line <= hi for lo, hi in ranges):
+                db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                      output="outside the functions in scope"))
+
+
+def sample(db_path: Path, share: float, seed: int = 0) -> None:
+    """Keep a seeded random ``share`` of the pending mutants (mutant sampling: an unbiased estimate of the
+    score when a full run does not fit the time), mark the others as skipped."""
+    import random
+
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    rng = random.Random(seed)
+    with use_db(str(db_path), WorkDB.Mode.open) as db:
+        for item in sorted(db.pending_work_items, key=lambda item: item.job_id):
+            if rng.random() >= share:
+                db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="not sampled"))
+
+
+def summary(db_path: Path) -> tuple[dict, list[str]]:
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    counts = {"mutants": 0, "killed": 0, "survived": 0, "skipped": 0}
+    survivors = []
+    with use_db(str(db_path), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == WorkerOutcome.SKIPPED:
+                counts["skipped"] += 1
+                continue
+            counts["mutants"] += 1
+            if result.test_outcome == TestOutcome.SURVIVED:
+                counts["survived"] += 1
+                m = item.mutations[0]
+                diff = "\n".join(l for l in (result.diff or "").splitlines()
+                                 if l[:1] in "+-" and not l.startswith(("+++", "---")))
+                survivors.append(f"line {m.start_pos[0]} {m.operator_name} #{m.occurrence}\n{diff}")
+            else:
+                counts["killed"] += 1
+    return counts, survivors
+
+
+def main(argv=None) -> int:
+    config = tomllib.loads(CONFIG.read_text())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help=f"keys of {CONFIG.relative_to(REPO)} (default: all)")
+    parser.add_argument("--rev", default="HEAD", help="the commit to mutate (default HEAD)")
+    parser.add_argument("--sample", type=float, default=1.0, help="test a seeded random share of the mutants")
+    parser.add_argument("--out", default="mutation-report.md", help="the report (markdown)")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.modules if m not in config["modules"]]
+    if unknown:
+        parser.error(f"unknown module(s) {', '.join(unknown)}; choose from {', '.join(config['modules'])}")
+    names = args.modules or list(config["modules"])
+
+    root = Path(tempfile.mkdtemp(prefix="lexprobe-mutation-"))
+    wt = root / "wt"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(wt), args.rev], check=True)
+    (root / "shared").symlink_to((REPO.parent / "shared").resolve())
+    (root / "path").mkdir()
+    (root / "path" / "lexprobe").symlink_to(wt / "engine")
+    env = {**os.environ, "PYTHONPATH": str(root / "path"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    cr = str(Path(sys.executable).with_name("cosmic-ray"))
+    report = ["| module | mutants | killed | survived | score |", "|---|---|---|---|---|"]
+    details = []
+    try:
+        for name in names:
+            module = config["modules"][name]
+            cfg, db = root / f"{name}.toml", root / f"{name}.sqlite"
+            cfg.write_text(cosmic_ray_config(module, config["operators"]["exclude"], sys.executable))
+            subprocess.run([cr, "init", str(cfg), str(db)], cwd=wt, env=env, check=True)
+            subprocess.run([str(Path(sys.executable).with_name("cr-filter-operators")), str(db), str(cfg)],
+                           cwd=wt, env=env, check=True)
+            if "functions" in module:
+                skip_outside(db, function_lines(wt / module["path"], module["functions"]))
+            if args.sample < 1:
+                sample(db, args.sample)
+            subprocess.run([cr, "baseline", str(cfg)], cwd=wt, env=env, check=True)
+            subprocess.run([cr, "exec", str(cfg), str(db)], cwd=wt, env=env, check=True)
+            c, survivors = summary(db)
+            score = f"{c['killed'] / c['mutants']:.0%}" if c["mutants"] else "-"
+            report.append(f"| {name} | {c['mutants']} | {c['killed']} | {c['survived']} | {score} |")
+            details.append(f"\n### {name}: survivors\n\n```diff\n" + "\n\n".join(survivors) + "\n```\n")
+            print(report[-1], flush=True)
+    finally:
+        subprocess.run(["git", "-C", str(wt), "checkout", "--", "."], check=False)
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(wt)], check=False)
+        Path(args.out).write_text("\n".join(report) + "\n" + "".join(details))
+    print("\n".join(report))
+    print(f"survivors: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
