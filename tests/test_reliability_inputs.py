@@ -206,3 +206,10 @@ def test_a_word_is_a_word_even_when_a_file_has_its_name(tmp_path, monkeypatch):
     (tmp_path / "kumquat").write_text("persimmon\n")
     assert read_words(["kumquat"]) == ["kumquat"]
     assert read_words([f"@{tmp_path / 'kumquat'}"]) == ["persimmon"]
+
+
+def test_a_vocabulary_that_is_not_parquet_is_one_line(cli, tmp_path):
+    np.save(tmp_path / "m.npy", np.ones((3, 2), np.float32))
+    (tmp_path / "v.parquet").write_text("garbage")
+    _one_error(cli("--home", tmp_path / "h", "index", "words", "--vectors", tmp_path / "m.npy", "--vocab",
+                   tmp_path / "v.parquet", "--name", "m"), "v.parquet", "Parquet")

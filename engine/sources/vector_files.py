@@ -296,9 +296,16 @@ def _read_vocab(path: Path) -> list[str]:
     if not path.exists():
         raise InputError(path, "vocabulary file not found")
     if path.suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(path, f"not a readable Parquet file ({reason})") from None
+        if not table.num_columns:
+            raise InputError(path, "a Parquet vocabulary needs a column of words")
         col = next((c for c in ("word", "index", "token") if c in table.column_names), table.column_names[0])
         return [str(w) for w in table.column(col).to_pylist()]
     words = []
