@@ -103,10 +103,23 @@ def test_articles_and_patterns():
     assert fill("<W> is a ___ .", "owl", "[MASK]") == "owl is a [MASK] ."  # the article before the blank stays
     assert fill("“<W>” refers to a ___ .", "apple", "_") == "“apple” refers to a _ ."
     assert all(check_pattern(p) for ps in PATTERNS.values() for p in ps)
-    assert sum(len(p) for p in PATTERNS.values()) == 14  # Table 3
+    assert {r: len(p) for r, p in PATTERNS.items()} == {"antonym": 5, "hypernym": 8, "cohyponym": 2, "corruption": 2}
     for bad in ("<W> is ___ and ___ .", "is a ___ .", "<W> <W> ___"):
         with pytest.raises(LexprobeError, match="exactly one keyword"):
             check_pattern(bad)
+
+
+def test_patterns_as_the_authors_ran_them():
+    """Table 3 as eval-script/patterns.py + mlm.py run it: ASCII quotes, "a ___" and "an ___", a period appended
+    only when the text does not end a sentence already."""
+    filled = {p: fill(p, "owl", "[MASK]") for ps in PATTERNS.values() for p in ps}
+    assert filled["<W> is the opposite of ___"] == "owl is the opposite of [MASK]."
+    assert filled['" <W> " and " ___ "'] == '" owl " and " [MASK] ".'
+    assert filled['" <W> " . did you mean " ___ " ?'] == '" owl " . did you mean " [MASK] " ?'
+    assert filled['" <W> " is a misspelling of " ___ " .'] == '" owl " is a misspelling of " [MASK] " .'
+    assert {filled[p] for p in PATTERNS["hypernym"]} >= {"an owl is a [MASK].", "an owl is an [MASK].",
+                                                       '" owl " refers to an [MASK].'}
+    assert not any("“" in p or "”" in p for ps in PATTERNS.values() for p in ps)
 
 
 def test_keyword_slot(tokenizer):
@@ -166,7 +179,8 @@ def test_bench_wnlampro_command(cli, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["entries"] == 4 and set(summary["random_mrr_by_bucket"]) == {"rare", "medium", "frequent", "all"}
     assert (out / "figure2.png").stat().st_size > 1000 and (out / "entries.parquet").is_file()
-    r = cli("bench", "wnlampro", "--dataset", tmp_path / "ds", "--strategies", "original,bert", "--out", out)
+    r = cli("bench", "wnlampro", "--dataset", tmp_path / "ds", "--strategies", "original,bert", "--out",
+            tmp_path / "run2")
     assert r.code == 2 and "unknown keyword strategy 'bert'" in r.err
 
 
@@ -192,3 +206,60 @@ def test_a_model_without_a_masked_lm_head_is_refused(cli):
     r = cli("query", "probe", "--model", "minilm", "A kumquat is a ___ .")
     assert r.code == 2 and r.err.strip().count("\n") == 0, r
     assert "minilm: not a masked language model" in r.err and "cls.predictions" in r.err
+
+
+def _row(strategy, entry, relation, bucket, rr):
+    return {"strategy": strategy, "id": entry, "relation": relation, "bucket": bucket, "rr": rr, "p@3": 0.0,
+            "p@10": 0.0, "random_rr": rr / 10}
+
+
+def test_bucket_means_are_weighted_to_the_dataset():
+    """A sample capped per relation over-represents relation A in bucket 'rare': A has 10 entries there in the
+    dataset, B 30; weighted MRR = (10 * 1 + 30 * 0.25) / 40, not the sample's plain mean 0.625."""
+    from lexprobe.analyses.probing import aggregate
+
+    rows = [_row("s", 0, "antonym", "rare", 1.0), _row("s", 1, "antonym", "rare", 1.0),
+            _row("s", 2, "hypernym", "rare", 0.0), _row("s", 3, "hypernym", "rare", 0.5)]
+    population = {("antonym", "rare"): 10, ("hypernym", "rare"): 30}
+    plain = {r["bucket"]: r for r in aggregate(rows, by=("strategy", "bucket"))}
+    weighted = {r["bucket"]: r for r in aggregate(rows, by=("strategy", "bucket"), population=population)}
+    assert plain["rare"]["mrr"] == pytest.approx(0.625) and "n_dataset" not in plain["rare"]
+    assert weighted["rare"]["mrr"] == pytest.approx(17.5 / 40) and weighted["all"]["mrr"] == pytest.approx(17.5 / 40)
+    assert weighted["rare"]["random_mrr"] == pytest.approx(1.75 / 40)
+    assert weighted["rare"]["n"] == 4 and weighted["rare"]["n_dataset"] == 40
+    cells = {(r["relation"], r["bucket"]): r["mrr"] for r in aggregate(rows, population=population)}
+    assert cells[("antonym", "rare")] == 1.0 and cells[("hypernym", "rare")] == 0.25  # one cell: plain means
+
+
+def test_probe_sample_is_independent_of_the_dev_split():
+    """The split and the sample used to share one seeded permutation: 200 of 1,000 entries drawn with the split's
+    seed were the 100 dev entries first. Each purpose now has its own stream: about 10% of the sample is dev."""
+    from lexprobe.analyses.probing import select
+    from lexprobe.analyses.wnlampro_build import assign_splits
+
+    entries = assign_splits([(f"w{i}", "hypernym", "n", ["x"]) for i in range(1000)], freq=lambda w: 0.0, seed=0)
+    assert sum(e.split == "dev" for e in entries) == 100
+    for seed in range(5):
+        split = assign_splits([(f"w{i}", "hypernym", "n", ["x"]) for i in range(1000)], freq=lambda w: 0.0, seed=seed)
+        sample = select(split, limit=200, seed=seed)
+        assert len(sample) == 200 and 5 <= sum(e.split == "dev" for e in sample) <= 40  # hypergeometric: 20 +- 4
+
+
+def test_strategy_difference_has_a_paired_bootstrap_interval():
+    from lexprobe.analyses.intervals import paired_bootstrap
+    from lexprobe.analyses.probing import compare_strategies
+
+    rows = [_row("ota", 0, "hypernym", "rare", 1.0), _row("first", 0, "hypernym", "rare", 0.0),
+            _row("ota", 1, "hypernym", "rare", 1.0), _row("first", 1, "hypernym", "rare", 0.0),
+            _row("ota", 2, "antonym", "frequent", 0.5), _row("first", 2, "antonym", "frequent", 0.5),
+            _row("ota", 3, "antonym", "frequent", 0.5), _row("first", 3, "antonym", "frequent", 0.5)]
+    plain = compare_strategies(rows, "ota", "first")
+    assert (plain["difference"], plain["low"], plain["high"], plain["entries"]) == (0.5, 0.5, 0.5, 4)
+    weighted = compare_strategies(rows, "ota", "first",
+                                  population={("hypernym", "rare"): 1, ("antonym", "frequent"): 3})
+    assert weighted["difference"] == pytest.approx(0.25) and weighted["low"] == pytest.approx(0.25)
+    d = np.random.default_rng(1).normal(0.1, 1.0, 400)  # large n: the bootstrap matches mean +- 1.96 sd / sqrt(n)
+    diff, low, high = paired_bootstrap(d, np.zeros(400), resamples=4000)
+    half = 1.96 * d.std() / 20
+    assert diff == pytest.approx(d.mean()) and low == pytest.approx(diff - half, abs=0.01)
+    assert high == pytest.approx(diff + half, abs=0.01)

@@ -30,7 +30,8 @@ def builder(wordnet):
 
 def test_antonyms_of_the_most_frequent_sense_only(builder):
     assert builder.antonyms("new") == ["old"]
-    assert builder.antonyms("good") == ["bad"]  # 'evil' is the antonym of good's third sense: left out
+    assert builder.antonyms("good") is None  # its most frequent sense over all parts of speech is the noun
+    assert builder.antonyms("bad") is None and builder.antonyms("old") is None  # nouns first too
     assert builder.antonyms("happy") == ["unhappy"]
     assert builder.antonyms("lingonberry") is None  # not an adjective
 
@@ -47,7 +48,7 @@ def test_hypernyms_hand_checked(builder):
 def test_hypernym_targets_respect_distance_and_depth(builder, wordnet, word):
     """Recomputed with NLTK's own hypernym_distances (another code path than the builder's walk)."""
     allowed = set()
-    for s in [l.synset() for l in wordnet.lemmas(word, "n") if l.name() == word][:2]:
+    for s in [l.synset() for l in wordnet.lemmas(word, "n") if l.name().lower() == word][:2]:
         allowed |= {n for h, d in s.hypernym_distances() if 1 <= d <= 3 and h.min_depth() >= 6 for n in h.lemma_names()}
     expected = (allowed & builder.T) - {word}
     got = builder.hypernyms(word)
@@ -63,11 +64,14 @@ def test_cohyponyms_hand_checked_and_bounded(builder, wordnet):
     assert {"pizza", "sandwich", "salad"} <= set(samosa) and "samosa" not in samosa  # the paper's Table 2
     for word in ["samosa", "dog", "violin"]:
         got = builder.cohyponyms(word)
-        hyper = set()
-        for s in [l.synset() for l in wordnet.lemmas(word, "n") if l.name() == word][:2]:
-            hyper |= {h for h, d in s.hypernym_distances() if 1 <= d <= 2 and h.min_depth() >= 6}
+        hyper = {}  # hypernym -> its distance from the keyword
+        for s in [l.synset() for l in wordnet.lemmas(word, "n") if l.name().lower() == word][:2]:
+            for h, d in s.hypernym_distances():
+                if 1 <= d <= 2 and h.min_depth() >= 6:
+                    hyper[h] = min(d, hyper.get(h, d))
         hypo = lambda s: s.hyponyms() + s.instance_hyponyms()  # noqa: E731
-        allowed = {n for h in hyper for c in h.closure(hypo, depth=4) for n in c.lemma_names()}
+        # within path distance 4 of the keyword: at most 4 - d below a hypernym at distance d
+        allowed = {n for h, d in hyper.items() for c in h.closure(hypo, depth=4 - d) for n in c.lemma_names()}
         expected = (allowed & builder.T) - {word}
         assert 10 <= len(got) <= 50 and set(got) <= expected and len(got) == min(50, len(expected))
 
@@ -79,6 +83,28 @@ def _one_edit(bad: str, word: str) -> bool:
         return any(word[:i] + word[i + 1:] == bad for i in range(len(word)))
     diff = [i for i in range(len(word)) if bad[i] != word[i]]
     return len(diff) == 2 and diff[1] == diff[0] + 1 and bad[diff[0]] == word[diff[1]] and bad[diff[1]] == word[diff[0]]
+
+
+def test_capitalised_lemmas_are_keywords_in_lower_case(builder):
+    """The paper lowercases corpus words and looks them up in WordNet: Greece, TV and York are keywords."""
+    assert {"greece", "tv", "york"} <= set(builder.keywords("n"))
+    assert "country" in builder.hypernyms("greece") and "receiver" in builder.hypernyms("tv")
+    assert all(w == w.lower() for w in builder.keywords("n"))
+
+
+def test_table4_beside_the_paper():
+    from lexprobe.analyses.wnlampro_build import table4_against_paper
+
+    entries = [Entry(i, "test", f"a{i}", "antonym", ["x"], "a", 0.0) for i in range(82)]  # 82 rare antonyms
+    entries += [Entry(100 + i, "test", f"h{i}", "hypernym", ["x"] * 8, "n", 3.0) for i in range(4750)]
+    rows = {(r["relation"], r["bucket"]): r for r in table4_against_paper(entries)}
+    assert rows[("antonym", "rare")]["entries_ratio"] == 2.0 and rows[("antonym", "rare")]["paper_entries"] == 41
+    assert rows[("antonym", "all")]["entries_ratio"] == pytest.approx(82 / 366)
+    assert rows[("hypernym", "frequent")]["entries_ratio"] == 1.0 and rows[("hypernym", "frequent")]["targets_ratio"] \
+        == pytest.approx(8 / 4.2)
+    paper_mean = (1191 * 4.0 + 1785 * 3.9 + 4750 * 4.2) / 7726  # the paper's buckets weighted by their sizes
+    assert rows[("hypernym", "all")]["paper_mean_targets"] == pytest.approx(paper_mean)
+    assert ("cohyponym", "all") not in rows  # relations that were not built are left out
 
 
 def test_corruptions_are_one_seeded_edit_of_frequent_vocabulary_words(builder, wordnet):
@@ -159,7 +185,7 @@ def test_build_command_prints_table4_and_writes_files(cli, home, tmp_path, tmp_p
     rows = [json.loads(line) for line in (out / "wnlampro.jsonl").read_text().splitlines()]
     ant = {row["keyword"]: row for row in rows if row["relation"] == "antonym"}
     assert ant["new"]["targets"] == ["old"] and ant["new"]["bucket"] == "frequent"
-    assert 900 <= len(ant) <= 1500  # ~1.2k adjectives with an antonym in T (the paper's WWC gave 366)
+    assert 700 <= len(ant) <= 900  # 791 words whose first sense is an adjective with an antonym in T (paper: 366)
     assert sum(row["relation"] == "corruption" for row in rows) == 100
     assert (out / "wnlampro.parquet").is_file() and (out / "table4.md").is_file()
     assert len(read_authors_txt(out / "WNLaMPro.txt")) == len(rows)

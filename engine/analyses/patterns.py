@@ -1,9 +1,13 @@
-"""WNLaMPro's cloze patterns (Table 3 of Schick & Schütze, "Rare words"), one list per relation.
+"""WNLaMPro's cloze patterns (Table 3 of Schick & Schütze, "Rare words") as the authors' evaluation script ran
+them (``eval-script/patterns.py`` and ``mlm.py`` of timoschick/am-for-bert), one list per relation.
 
 A pattern holds exactly one keyword placeholder ``<W>`` and one blank ``___`` (where the model predicts the
-target). Filling it puts the keyword in and turns the article "a" into "an" before a keyword that starts with a
-vowel sound. The article before the *blank* stays "a": the target is what the model predicts, so choosing the
-article from it would leak the target's first letter (and need one query per target).
+target). As in the authors' script: quotes are ASCII ``"`` set apart by spaces (Table 3 prints typographic
+quotes); a hypernym pattern whose blank follows the article "a" comes twice, with "a ___" and "an ___", so the
+article never rules a target out (eight hypernym patterns, not Table 3's five: rank and precision take the best
+pattern); and a period is appended to the filled text only when it does not already end in ``.``, ``?`` or
+``!``. Filling puts the keyword in and turns the article "a" before it into "an" before a vowel sound (a short
+exception list covers "a unicorn", "an hour"; the authors' script looks at the first letter only).
 """
 
 from __future__ import annotations
@@ -18,28 +22,32 @@ BLANK = "___"
 
 PATTERNS: dict[str, tuple[str, ...]] = {
     "antonym": (
-        "<W> is the opposite of ___ .",
-        "<W> is not ___ .",
-        "someone who is <W> is not ___ .",
-        "something that is <W> is not ___ .",
-        "“<W>” is the opposite of “___” .",
+        "<W> is the opposite of ___",
+        "<W> is not ___",
+        "someone who is <W> is not ___",
+        "something that is <W> is not ___",
+        '" <W> " is the opposite of " ___ "',
     ),
     "hypernym": (
-        "<W> is a ___ .",
-        "a <W> is a ___ .",
-        "“<W>” refers to a ___ .",
-        "<W> is a kind of ___ .",
-        "a <W> is a kind of ___ .",
+        "<W> is a ___",
+        "<W> is an ___",
+        "a <W> is a ___",
+        "a <W> is an ___",
+        '" <W> " refers to a ___',
+        '" <W> " refers to an ___',
+        "<W> is a kind of ___",
+        "a <W> is a kind of ___",
     ),
     "cohyponym": (
-        "<W> and ___ .",
-        "“<W>” and “___” .",
+        "<W> and ___",
+        '" <W> " and " ___ "',
     ),
     "corruption": (
-        "“<W>” is a misspelling of “___” .",
-        "“<W>” . did you mean “___” ?",
+        '" <W> " is a misspelling of " ___ " .',
+        '" <W> " . did you mean " ___ " ?',
     ),
 }
+SENTENCE_END = (".", "?", "!")
 assert tuple(PATTERNS) == RELATIONS  # one pattern list per relation of the dataset
 
 # Words spelled with a vowel letter but said with a consonant sound ("a unicorn") and the reverse ("an hour").
@@ -79,10 +87,12 @@ def fill_parts(pattern: str, keyword: str, blank: str) -> tuple[str, str, str]:
     check_pattern(pattern)
     before, after = pattern.split(KEYWORD)
     before = re.sub(r"\ba $", article(keyword) + " ", before)
+    if not (after or keyword).endswith(SENTENCE_END):
+        after += "."
     return before.replace(BLANK, blank), keyword, after.replace(BLANK, blank)
 
 
 def fill(pattern: str, keyword: str, blank: str) -> str:
-    """``pattern`` with the keyword in and the blank replaced by ``blank`` (e.g. the mask token); "a <W>"
-    becomes "an <W>" where the keyword needs it."""
+    """``pattern`` with the keyword in and the blank replaced by ``blank`` (e.g. the mask token) and a period
+    appended unless it ends one already; "a <W>" becomes "an <W>" where the keyword needs it."""
     return "".join(fill_parts(pattern, keyword, blank))

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..core.errors import LexprobeError
+from .offsets import rng_for
 from .patterns import BLANK, RELATIONS, fill_parts, patterns_for
 from ..core.progress import bar
 
@@ -320,24 +321,70 @@ def probe(entries: Sequence, lm: MaskedLM, *, strategies: Sequence[str] = ("orig
     return rows, summary
 
 
-def aggregate(rows: Sequence[dict], by: Sequence[str] = ("strategy", "relation", "bucket")) -> list[dict]:
-    """Mean RR (MRR), P@3, P@10 and the random baseline's MRR per group, plus an ``all`` bucket per relation."""
+def cell_weights(rows: Sequence[dict], population: Mapping[tuple[str, str], int] | None) -> np.ndarray:
+    """Per row, the weight that makes a sample stand for the dataset it was drawn from (post-stratification):
+    ``population[(relation, bucket)] / the rows of that cell among the rows of the row's strategy``; all 1 without
+    a ``population``. A per-relation cap over-samples small relations, and each relation fills the frequency
+    buckets differently, so unweighted bucket means mix the relations in the sample's proportions, not the
+    dataset's."""
+    if population is None:
+        return np.ones(len(rows))
+    sampled: dict[tuple, int] = {}
+    for r in rows:
+        key = (r["strategy"], r["relation"], r["bucket"])
+        sampled[key] = sampled.get(key, 0) + 1
+    return np.array([population.get((r["relation"], r["bucket"]), 0) / sampled[(r["strategy"], r["relation"],
+                                                                               r["bucket"])] for r in rows])
+
+
+def aggregate(rows: Sequence[dict], by: Sequence[str] = ("strategy", "relation", "bucket"), *,
+              population: Mapping[tuple[str, str], int] | None = None) -> list[dict]:
+    """Mean RR (MRR), P@3, P@10 and the random baseline's MRR per group, plus an ``all`` bucket per relation.
+
+    With ``population`` ((relation, bucket) -> entries in the dataset the rows were sampled from) every mean is
+    weighted by :func:`cell_weights`, so that a group mixing relations (a bucket over all relations) estimates
+    the dataset's mean; ``n_dataset`` gives the group's entries in the dataset. A group inside one (relation,
+    bucket) cell has equal weights: its means are the plain ones."""
     from ..sources.datasets.wnlampro import BUCKETS
 
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault(tuple(r[b] for b in by), []).append(r)
+    weights = cell_weights(rows, population)
+    groups: dict[tuple, list[int]] = {}
+    for n, r in enumerate(rows):
+        groups.setdefault(tuple(r[b] for b in by), []).append(n)
         if "bucket" in by:
-            groups.setdefault(tuple("all" if b == "bucket" else r[b] for b in by), []).append(r)
+            groups.setdefault(tuple("all" if b == "bucket" else r[b] for b in by), []).append(n)
     order = {v: i for i, v in enumerate(STRATEGIES + RELATIONS + BUCKETS + ("all",))}
     out = []
     for key in sorted(groups, key=lambda k: [order.get(x, len(order)) for x in k]):
-        sel = groups[key]
-        row = {**dict(zip(by, key)), "n": len(sel), "mrr": float(np.mean([r["rr"] for r in sel]))}
-        row.update({f"p@{i}": float(np.mean([r[f"p@{i}"] for r in sel])) for i in PRECISION_AT})
-        row["random_mrr"] = float(np.mean([r["random_rr"] for r in sel]))
+        sel, w = [rows[n] for n in groups[key]], weights[groups[key]]
+        mean = lambda name: float(np.average([r[name] for r in sel], weights=w))  # noqa: E731
+        row = {**dict(zip(by, key)), "n": len(sel), "mrr": mean("rr")}
+        row.update({f"p@{i}": mean(f"p@{i}") for i in PRECISION_AT})
+        row["random_mrr"] = mean("random_rr")
+        if population is not None:
+            cells = {(r["relation"], r["bucket"]) for r in sel}
+            row["n_dataset"] = int(sum(population.get(c, 0) for c in cells))
         out.append(row)
     return out
+
+
+def compare_strategies(rows: Sequence[dict], first: str, second: str, *,
+                       population: Mapping[tuple[str, str], int] | None = None, resamples: int = 2000,
+                       seed: int = 0) -> dict:
+    """MRR of ``first`` minus MRR of ``second`` over the same entries, with its paired bootstrap 95% interval
+    (:func:`lexprobe.analyses.intervals.paired_bootstrap`; entries resampled within their (relation, bucket)
+    cell, cells weighted by ``population`` when the entries are a sample of it): ``difference``, ``low``,
+    ``high``, ``entries``."""
+    from .intervals import paired_bootstrap
+
+    rr = {s: {r["id"]: r for r in rows if r["strategy"] == s} for s in (first, second)}
+    ids = sorted(set(rr[first]) & set(rr[second]))
+    cells = [(rr[first][i]["relation"], rr[first][i]["bucket"]) for i in ids]
+    diff, low, high = paired_bootstrap([rr[first][i]["rr"] for i in ids], [rr[second][i]["rr"] for i in ids],
+                                       strata=[f"{r}/{b}" for r, b in cells], resamples=resamples, seed=seed,
+                                       weights=None if population is None else
+                                       {f"{r}/{b}": population[(r, b)] for r, b in set(cells)})
+    return {"difference": diff, "low": low, "high": high, "entries": len(ids)}
 
 
 def top_predictions(lm: MaskedLM, text: str, k: int = 10) -> list[dict]:
@@ -360,17 +407,17 @@ def top_predictions(lm: MaskedLM, text: str, k: int = 10) -> list[dict]:
 
 def select(entries: Sequence, *, split: str = "all", relations: Sequence[str] = (), limit: int | None = None,
            seed: int = 0) -> list:
-    """Entries of ``split`` (dev, test, all) and ``relations``; at most ``limit`` per relation, drawn with ``seed``."""
+    """Entries of ``split`` (dev, test, all) and ``relations``; at most ``limit`` per relation, drawn with ``seed``
+    from a stream of its own (purpose "probe-sample" and the relation), independent of the dev/test split's."""
     for r in relations:
         patterns_for(r)  # unknown relation: a clear error
     kept = [e for e in entries if (split == "all" or e.split == split) and (not relations or e.relation in relations)]
     if limit is None:
         return kept
-    rng = np.random.default_rng(seed)
     out = []
     for relation in sorted({e.relation for e in kept}):
         sel = [e for e in kept if e.relation == relation]
-        out += [sel[i] for i in sorted(rng.permutation(len(sel))[:limit])]
+        out += [sel[i] for i in sorted(rng_for(seed, "probe-sample", relation).permutation(len(sel))[:limit])]
     return out
 
 
@@ -387,19 +434,30 @@ def side_by_side(summary_rows: Sequence[dict], strategies: Sequence[str]) -> lis
     return [{c: row.get(c) for c in columns} for row in cells.values()]
 
 
+def population_of(entries: Sequence) -> dict[tuple[str, str], int]:
+    """(relation, bucket) -> number of ``entries``: what a sample of them stands for (:func:`aggregate`)."""
+    out: dict[tuple[str, str], int] = {}
+    for e in entries:
+        out[(e.relation, e.bucket)] = out.get((e.relation, e.bucket), 0) + 1
+    return out
+
+
 def probe_tables(entries: Sequence, lm: MaskedLM, *, strategies: Sequence[str] = ("original",),
                  cutoff: int = DEFAULT_CUTOFF, batch_size: int = 64, ota_iterations: int | None = None,
-                 seed: int = 0) -> dict:
+                 seed: int = 0, population: Mapping[tuple[str, str], int] | None = None) -> dict:
     """:func:`probe` and its tables: ``rows`` (one per strategy and entry), ``by_bucket`` (MRR, P@k per strategy,
     relation and bucket), ``overall`` (per strategy and bucket), ``wide`` (strategies side by side) and
-    ``summary`` (with ``mrr_by_bucket`` and the random baseline's ``random_mrr_by_bucket``)."""
+    ``summary`` (with ``mrr_by_bucket`` and the random baseline's ``random_mrr_by_bucket``). ``population``
+    (:func:`population_of` the dataset a sample was drawn from) reweights the means to the dataset."""
     ota_options = {"iterations": ota_iterations} if ota_iterations else {}
     rows, summary = probe(entries, lm, strategies=strategies, cutoff=cutoff, batch_size=batch_size,
                           ota_options=ota_options, seed=seed)
-    long = aggregate(rows)
-    overall = aggregate(rows, by=("strategy", "bucket"))
+    long = aggregate(rows, population=population)
+    overall = aggregate(rows, by=("strategy", "bucket"), population=population)
+    summary["weighting"] = ("means weighted to the dataset's (relation, bucket) cells" if population is not None
+                            else "plain means over the probed entries")
     summary.update({"mrr_by_bucket": {f"{r['strategy']}/{r['bucket']}": r["mrr"] for r in overall},
                     "random_mrr_by_bucket": {r["bucket"]: r["random_mrr"] for r in overall
                                              if r["strategy"] == strategies[0]}})
     return {"rows": rows, "by_bucket": long, "overall": overall, "wide": side_by_side(long, strategies),
-            "summary": summary}
+            "summary": summary, "population": population}

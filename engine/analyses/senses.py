@@ -4,8 +4,14 @@ A query instance (a sense-tagged token of the query corpus Q) ranks the candidat
 corpus D by cosine similarity of their token vectors. Candidates are D's instances of the query's lemma and
 part of speech (WordNet senses belong to a lemma *and* a POS, and the paper's OntoNotes labels are
 lemma-POS too; ``match_pos=False`` pools the POS, ``all_lemmas=True`` ranks every sense-tagged instance of D).
-A candidate is relevant when its sense equals the query's sense (an instance with two gold keys keeps the
-first one, as the gold file lists it).
+A candidate is relevant when its sense equals the query's sense: an instance with several gold keys (SemCor
+has 656) keeps the first one, as the gold file lists it, both as a query and as a candidate.
+
+Cells (Table 1): ``r`` is the share of D's instances of the query's lemma that carry its sense, and ``l`` the
+lemma's frequency in D (``frequency="lemma"``, the paper's text: "the instance's lemma's frequency") or the
+sense's (``frequency="sense"``, what the authors' code counts). SemCor tags the names of people, groups and
+places as instances of the lemmas person, group and location (``Fulton County Grand Jury`` is ``group``);
+:func:`without_proper_names` leaves them out.
 
 Metrics of one query with ``R`` relevant among ``N`` candidates, ranked once in full:
 
@@ -38,6 +44,7 @@ from .sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES, assign_cells,
 
 DEFAULT_K = 50
 DEFAULT_MIN_SENSE_COUNT = 5
+FREQUENCIES = ("lemma", "sense")  # what l counts: the paper's text, the authors' code
 _BLOCK_ELEMENTS = 4_000_000  # scores per matrix-product block (queries x candidates)
 
 
@@ -156,6 +163,27 @@ class Instances:
         return Instances(self.table.take(rows), self.vectors[rows])
 
 
+PROPER_NAME_LEMMAS = ("person", "group", "location")
+
+
+def proper_name_mask(table: pa.Table) -> np.ndarray:
+    """Rows that stand for a proper name: lemma person, group or location and words that are not that lemma
+    (``Fulton County`` as ``location``; ``groups`` as ``group`` is the common noun)."""
+    lemma = table.column("lemma").to_pylist()
+    surface = table.column("surface").to_pylist() if "surface" in table.column_names else lemma
+    return np.array([lem in PROPER_NAME_LEMMAS and not (s or "").lower().startswith(lem)
+                     for lem, s in zip(lemma, surface)], dtype=bool)
+
+
+def without_proper_names(instances: Instances) -> tuple[Instances, int]:
+    """``instances`` without the rows of :func:`proper_name_mask`, and how many were left out."""
+    drop = proper_name_mask(instances.table)
+    if not drop.any():
+        return instances, 0
+    rows = np.flatnonzero(~drop)
+    return Instances(instances.table.take(rows), instances.vectors[rows]), int(drop.sum())
+
+
 def _codes(*columns: pa.ChunkedArray) -> list[np.ndarray]:
     """Shared integer codes for several string columns (equal strings, equal codes)."""
     joined = pa.chunked_array([c for col in columns for c in col.chunks], type=pa.string())
@@ -178,19 +206,23 @@ def _lemma_keys(table: pa.Table, match_pos: bool) -> pa.ChunkedArray:
 def rank_senses(database: Instances, queries: Instances, *, k_max: int = DEFAULT_K,
                 min_sense_count: int = DEFAULT_MIN_SENSE_COUNT, match_pos: bool = True, all_lemmas: bool = False,
                 same_corpus: bool = False, lemma_edges=DEFAULT_LEMMA_EDGES, ratio_edges=DEFAULT_RATIO_EDGES,
-                limit_queries: int | None = None, seed: int = 0, desc: str = "ranking") -> tuple[pa.Table, dict]:
+                limit_queries: int | None = None, seed: int = 0, frequency: str = "lemma",
+                desc: str = "ranking") -> tuple[pa.Table, dict]:
     """Rank D's instances for every eligible query of Q and score each ranking; (per-query table, skips).
 
     Eligible queries have a gold sense that occurs at least ``min_sense_count`` times among D's instances
     of the query's lemma (with ``same_corpus``, Q is D and the query itself is neither counted nor ranked).
     Candidates: D's instances of the query's lemma (and POS when ``match_pos``), or all of D with
-    ``all_lemmas``. ``limit_queries`` keeps a random sample (``seed``) of the eligible queries.
+    ``all_lemmas``. ``limit_queries`` keeps a random sample (``seed``) of the eligible queries. ``frequency``:
+    what ``l`` of the cells counts, the lemma's instances in D (``"lemma"``) or the query sense's (``"sense"``).
     Queries are grouped by lemma, and each group is ranked with one matrix product per block.
     The table holds Q's metadata columns and ``lemma_freq`` (l), ``sense_count``, ``sense_ratio`` (r),
     ``cell``, ``n_candidates`` (N), ``n_relevant`` (R), ``ap``, ``p_at_k_mean`` (mean over k = 1..K),
     ``p_at_k`` and ``recall_at_k`` (lists of K), and the random baseline's ``random_ap``,
     ``random_p_at_k_mean`` and ``random_p_at_k``.
     """
+    if frequency not in FREQUENCIES:
+        raise ValueError(f"frequency must be one of {', '.join(FREQUENCIES)}, not {frequency!r}")
     database, queries = database.tagged(), queries.tagged()
     lemma_freq, sense_count = query_statistics(database.table, queries.table, match_pos=match_pos)
     if same_corpus:  # the query is one of D's instances: it does not count for itself
@@ -225,7 +257,8 @@ def rank_senses(database: Instances, queries: Instances, *, k_max: int = DEFAULT
             getattr(metrics, name)[lo:hi] = getattr(part, name)
     rand_p, _, rand_ap = random_baseline(metrics.n_candidates, metrics.n_relevant, k_max=k_max)
     ratio = sense_count[q_rows] / np.maximum(lemma_freq[q_rows], 1)
-    cells, labels = assign_cells(lemma_freq[q_rows], ratio, lemma_edges=lemma_edges, ratio_edges=ratio_edges)
+    bucket_freq = (lemma_freq if frequency == "lemma" else sense_count)[q_rows]
+    cells, labels = assign_cells(bucket_freq, ratio, lemma_edges=lemma_edges, ratio_edges=ratio_edges)
     out = queries.table.take(q_rows)
     columns = {
         "lemma_freq": lemma_freq[q_rows], "sense_count": sense_count[q_rows], "sense_ratio": ratio,

@@ -4,17 +4,25 @@ them back).
 
 An entry is a triple (keyword, relation, targets). Rules, following the paper:
 
-- V: WordNet lemma names matching ``[a-z.-]+``. The paper required a count >= 1 in the Westbury Wikipedia corpus
-  (WWC, ~1e9 tokens); wordfreq's Zipf value stands in (Zipf = log10 of the count per 1e9 words). wordfreq's English
-  list stops at Zipf ~1.0 (a WWC count of ~10), i.e. exactly at the rare threshold, so words it does not know are
-  kept and count as rare (Zipf 0): requiring a wordfreq value would leave the rare subset empty.
+- V: WordNet lemma names, lowercased, matching ``[a-z.-]+``; a word's senses are looked up case-insensitively
+  (the paper lowercases corpus words and looks them up in WordNet, so ``greece``, ``york``, ``tv`` are keywords).
+  The paper also required a count >= 1 in the Westbury Wikipedia corpus (WWC, ~1e9 tokens), which is not
+  available; wordfreq's Zipf value stands in for its counts (Zipf = log10 of the count per 1e9 words).
+  wordfreq's English list stops at Zipf ~1.0 (a WWC count of ~10), i.e. exactly at the rare threshold, so words
+  it does not know are kept and count as rare (Zipf 0): requiring a wordfreq value would leave the rare subset
+  empty.
 - Buckets by the keyword's Zipf: rare < 1.0 (count < 10), medium 1.0..2.0 (10..99), frequent >= 2.0 (>= 100).
 - T: the model's whole-word vocabulary tokens (``lexprobe.sources.vector_files.whole_word_tokens``); targets are restricted to T.
-- antonym: adjectives; the antonyms of the keyword's lemma in its most frequent sense (the first synset).
-- hypernym: nouns; hypernyms (and instance hypernyms) of the two most frequent senses at path distance <= 3 with a
-  minimum depth >= 6; kept when >= 3 targets are in T; the 20 most frequent targets (by Zipf) kept.
-- cohyponym (the paper's cohyponym+): hypernyms as above at distance <= 2, the union of their hyponyms (and
-  instance hyponyms) at distance <= 4, minus the keyword; kept when >= 10 targets in T; the 50 most frequent kept.
+- antonym: words whose most frequent sense (WordNet's first synset over all parts of speech) is an adjective;
+  the antonyms of the keyword's lemma in that sense.
+- hypernym: nouns; hypernyms (and instance hypernyms) of the two most frequent noun senses at path distance <= 3
+  with a minimum depth >= 6 (NLTK's ``min_depth()``, the root at 0: the paper's Table 2 examples need it, e.g.
+  game for basketball and product for book sit at depth 6); kept when >= 3 targets are in T; the 20 most frequent
+  targets (by Zipf) kept. ``min_depth=7`` reproduces Table 4's counts and mean targets but loses those examples
+  (see :data:`TABLE4_CAUSES`).
+- cohyponym (the paper's cohyponym+): hypernyms as above at distance d <= 2, the union of their hyponyms (and
+  instance hyponyms) within path distance 4 of the keyword (at most 4 - d below the hypernym), minus the
+  keyword; kept when >= 10 targets in T; the 50 most frequent kept.
 - corruption: frequent (Zipf >= 2) alphabetic words of T of length >= 4, sampled with a seed; each gets one random
   insertion (after position 0..n), deletion or swap of adjacent characters. A corruption that is itself a known
   word (wordfreq or T) is drawn again, so every corrupted keyword is a misspelling.
@@ -32,6 +40,7 @@ import numpy as np
 
 from ..core.errors import LexprobeError
 from ..core.progress import bar
+from .offsets import rng_for
 from ..sources.datasets.wnlampro import BUCKETS, FREQUENT_FROM, RELATIONS, Entry, estimated_count, zipf
 
 WORD_RE = re.compile(r"[a-z.-]+")
@@ -54,33 +63,47 @@ def _walk(synset, distance: int, step: Callable) -> set:
     return found
 
 
-def _up(synset, distance: int) -> set:
-    """Hypernyms and instance hypernyms of ``synset`` at path distance 1..``distance``."""
-    return _walk(synset, distance, lambda s: s.hypernyms() + s.instance_hypernyms())
-
-
 def _down(synset, distance: int) -> set:
     """Hyponyms and instance hyponyms of ``synset`` at path distance 1..``distance``."""
     return _walk(synset, distance, lambda s: s.hyponyms() + s.instance_hyponyms())
 
 
 def senses(wn, word: str, pos: str) -> list:
-    """The synsets of ``word`` as ``pos`` holding a lemma named ``word``, most frequent first (WordNet's order)."""
-    return [lemma.synset() for lemma in wn.lemmas(word, pos) if lemma.name() == word]
+    """The synsets of ``word`` as ``pos`` holding a lemma named ``word`` in any case (``greece`` finds Greece),
+    most frequent first (WordNet's order)."""
+    return [lemma.synset() for lemma in wn.lemmas(word, pos) if lemma.name().lower() == word]
 
 
 def antonym_targets(wn, word: str) -> set[str]:
-    """Antonyms of ``word``'s lemma in its most frequent adjective sense."""
-    lemmas = [lemma for lemma in wn.lemmas(word, "a") if lemma.name() == word]
-    return {a.name() for a in lemmas[0].antonyms()} if lemmas else set()
+    """Antonyms of ``word``'s lemma in its most frequent sense, when that sense (WordNet's first synset over all
+    parts of speech) is an adjective; none otherwise (``good``: its first sense is the noun)."""
+    synsets = wn.synsets(word)
+    if not synsets or synsets[0].pos() not in ("a", "s"):
+        return set()
+    return {a.name() for lemma in synsets[0].lemmas() if lemma.name().lower() == word for a in lemma.antonyms()}
 
 
-def hypernym_synsets(wn, word: str, distance: int, min_depth: int = 6, n_senses: int = 2) -> set:
-    """Hypernyms of the ``n_senses`` most frequent noun senses within ``distance``, of minimum depth >= ``min_depth``."""
-    found = set()
+MIN_DEPTH = 6  # the paper's minimum depth of hypernyms (NLTK's min_depth: the root is at 0)
+
+
+def hypernym_distances(wn, word: str, distance: int, min_depth: int = MIN_DEPTH, n_senses: int = 2) -> dict:
+    """Hypernym -> its shortest path distance (1..``distance``) from the ``n_senses`` most frequent noun senses,
+    for hypernyms of minimum depth >= ``min_depth``."""
+    found: dict = {}
     for s in senses(wn, word, "n")[:n_senses]:
-        found |= {h for h in _up(s, distance) if h.min_depth() >= min_depth}
+        frontier, seen = [s], set()
+        for d in range(1, distance + 1):
+            frontier = [h for f in frontier for h in f.hypernyms() + f.instance_hypernyms() if h not in seen]
+            seen.update(frontier)
+            for h in frontier:
+                if h.min_depth() >= min_depth and found.get(h, distance + 1) > d:
+                    found[h] = d
     return found
+
+
+def hypernym_synsets(wn, word: str, distance: int, min_depth: int = MIN_DEPTH, n_senses: int = 2) -> set:
+    """Hypernyms of the ``n_senses`` most frequent noun senses within ``distance``, of minimum depth >= ``min_depth``."""
+    return set(hypernym_distances(wn, word, distance, min_depth, n_senses))
 
 
 def lemma_words(synsets: Iterable) -> set[str]:
@@ -90,29 +113,32 @@ def lemma_words(synsets: Iterable) -> set[str]:
 class Builder:
     """Builds WNLaMPro entries from a WordNet reader, a target vocabulary T and a frequency function."""
 
-    def __init__(self, wn, vocab: Iterable[str], *, freq: Callable[[str], float] = zipf, seed: int = 0):
-        self.wn, self.T, self.freq, self.seed = wn, set(vocab), freq, seed
+    def __init__(self, wn, vocab: Iterable[str], *, freq: Callable[[str], float] = zipf, seed: int = 0,
+                 min_depth: int = MIN_DEPTH):
+        self.wn, self.T, self.freq, self.seed, self.min_depth = wn, set(vocab), freq, seed, min_depth
         self._down_words: dict = {}
 
     def keywords(self, pos: str) -> list[str]:
-        return sorted(w for w in self.wn.all_lemma_names(pos) if WORD_RE.fullmatch(w))
+        """V for one part of speech: the lowercased lemma names matching ``[a-z.-]+``."""
+        return sorted({w.lower() for w in self.wn.all_lemma_names(pos) if WORD_RE.fullmatch(w.lower())})
 
     def antonyms(self, word: str) -> list[str] | None:
         targets = (antonym_targets(self.wn, word) & self.T) - {word}
         return sorted(targets) if targets else None
 
     def hypernyms(self, word: str) -> list[str] | None:
-        targets = (lemma_words(hypernym_synsets(self.wn, word, 3)) & self.T) - {word}
+        targets = (lemma_words(hypernym_synsets(self.wn, word, 3, self.min_depth)) & self.T) - {word}
         return most_frequent(targets, 20, self.freq) if len(targets) >= 3 else None
 
-    def _hyponym_words(self, synset) -> frozenset:
-        words = self._down_words.get(synset)
+    def _hyponym_words(self, synset, depth: int) -> frozenset:
+        words = self._down_words.get((synset, depth))
         if words is None:
-            words = self._down_words[synset] = frozenset(lemma_words(_down(synset, 4)) & self.T)
+            words = self._down_words[(synset, depth)] = frozenset(lemma_words(_down(synset, depth)) & self.T)
         return words
 
     def cohyponyms(self, word: str) -> list[str] | None:
-        targets = set().union(*(self._hyponym_words(h) for h in hypernym_synsets(self.wn, word, 2))) - {word}
+        hypernyms = hypernym_distances(self.wn, word, 2, self.min_depth)
+        targets = set().union(*(self._hyponym_words(h, 4 - d) for h, d in hypernyms.items())) - {word}
         return most_frequent(targets, 50, self.freq) if len(targets) >= 10 else None
 
     def corrupt(self, word: str, rng: np.random.Generator) -> str:
@@ -131,7 +157,7 @@ class Builder:
     def corruptions(self, n: int) -> list[tuple[str, str]]:
         """(corrupted, original) pairs for ``n`` frequent words of V ∩ T, drawn with the builder's seed."""
         pool = sorted(w for w in self.T if re.fullmatch(r"[a-z]{4,}", w) and self.freq(w) >= FREQUENT_FROM)
-        rng = np.random.default_rng(self.seed)
+        rng = rng_for(self.seed, "wnlampro-corruptions")
         chosen = rng.permutation(len(pool))[:n]
         pairs, seen = [], set()
         for i in sorted(chosen):
@@ -165,15 +191,17 @@ class Builder:
 
 def assign_splits(raw: Sequence[tuple[str, str, str, list[str]]], *, freq: Callable[[str], float] = zipf,
                   seed: int = 0) -> list[Entry]:
-    """Entries from (keyword, relation, pos, targets): ids in order, 10% dev per relation chosen with ``seed``."""
-    rng = np.random.default_rng(seed)
+    """Entries from (keyword, relation, pos, targets): ids in order, 10% dev per relation chosen with ``seed`` (a
+    stream per relation for this purpose alone, "wnlampro-split": a probe sample drawn with the same seed is
+    independent of the split)."""
     by_relation: dict[str, list[int]] = {}
     for i, (_, relation, _, _) in enumerate(raw):
         by_relation.setdefault(relation, []).append(i)
     dev = set()
     for relation in sorted(by_relation):
         ids = by_relation[relation]
-        dev.update(np.asarray(ids)[rng.permutation(len(ids))[:int(round(DEV_FRACTION * len(ids)))]].tolist())
+        order = rng_for(seed, "wnlampro-split", relation).permutation(len(ids))
+        dev.update(np.asarray(ids)[order[:int(round(DEV_FRACTION * len(ids)))]].tolist())
     out = []
     for i, (word, relation, pos, targets) in enumerate(raw):
         z = round(freq(word), 2)
@@ -182,14 +210,15 @@ def assign_splits(raw: Sequence[tuple[str, str, str, list[str]]], *, freq: Calla
 
 
 def build_wnlampro(model: str, *, seed: int = 0, n_corruptions: int = 2880, home=None,
-                   relations: Sequence[str] = RELATIONS) -> list[Entry]:
+                   relations: Sequence[str] = RELATIONS, min_depth: int = MIN_DEPTH) -> list[Entry]:
     """WNLaMPro for ``model``'s vocabulary (T = its whole-word tokens) from WordNet 3.0."""
     from ..sources.models import load_tokenizer
     from ..sources.vector_files import whole_word_tokens
     from ..sources.wordnet import load_wordnet
 
     words, _ = whole_word_tokens(load_tokenizer(model))
-    return Builder(load_wordnet(home), words, seed=seed).build(n_corruptions=n_corruptions, relations=relations)
+    return Builder(load_wordnet(home), words, seed=seed, min_depth=min_depth).build(n_corruptions=n_corruptions,
+                                                                                    relations=relations)
 
 
 # ----------------------------------------------------------------------------------------------------- statistics
@@ -209,3 +238,49 @@ def table4(entries: Sequence[Entry]) -> list[dict]:
         row["test"] = sum(e.split == "test" for e in sel)
         rows.append(row)
     return rows
+
+
+# The paper's Table 4: entries (rare, medium, frequent) and mean targets per bucket (None: an empty bucket).
+PAPER_TABLE4 = {
+    "antonym": ((41, 59, 266), (1.0, 1.0, 1.0)),
+    "hypernym": ((1191, 1785, 4750), (4.0, 3.9, 4.2)),
+    "cohyponym": ((1960, 2740, 6126), (26.0, 26.0, 25.0)),
+    "corruption": ((2880, 0, 0), (1.0, None, None)),
+}
+
+
+# Why the rebuilt Table 4 still differs from the paper's (measured on WordNet 3.0 with bert-base-uncased's vocabulary).
+TABLE4_CAUSES = {
+    "V": "the paper's V is the vocabulary of the Westbury Wikipedia corpus (not available): here every lowercased "
+         "WordNet lemma name is a keyword, also words that corpus may never contain; frequency buckets come from "
+         "wordfreq, so the rare/medium/frequent shares differ too.",
+    "antonym": "'most frequent sense' read as WordNet's first synset over all parts of speech (1,190 entries with "
+               "the first adjective sense instead); no rule tried reaches 366 (one direction of mirrored pairs: "
+               "731): not explained.",
+    "hypernym": "with min_depth 7 instead of 6 the rebuild gives 7,528 entries (0.97x) with 3.9/3.9/4.1 targets, "
+                "the paper's counts, but Table 2's own examples need depth 6 (game for basketball, product for "
+                "book): the depth stays 6 (--min-depth 7 on data build-wnlampro).",
+    "cohyponym": "same V and depth as hypernym (min_depth 7: 10,901 entries, 1.01x, 27.5 targets; Table 2's samosa "
+                 "gets pizza, sandwich, salad through dish at depth 6); hyponyms are counted within path distance 4 "
+                 "of the keyword (within 4 of each hypernym instead: about 5% more entries, 3 more targets each).",
+}
+
+
+def table4_against_paper(entries: Sequence[Entry]) -> list[dict]:
+    """Per relation and bucket (and ``all``): the rebuilt entries and mean targets beside the paper's Table 4,
+    with ratios (rebuilt / paper). The paper's ``all`` mean targets weight its bucket means by bucket size."""
+    rows = []
+    for relation, (sizes, means) in PAPER_TABLE4.items():
+        sel = [e for e in entries if e.relation == relation]
+        if not sel:
+            continue
+        paper_all = sum(n * m for n, m in zip(sizes, means) if m is not None) / sum(sizes)
+        for bucket, n_paper, m_paper in list(zip(BUCKETS, sizes, means)) + [("all", sum(sizes), paper_all)]:
+            lens = [len(e.targets) for e in sel if bucket == "all" or e.bucket == bucket]
+            mean = float(np.mean(lens)) if lens else float("nan")
+            rows.append({"relation": relation, "bucket": bucket, "entries": len(lens), "paper_entries": n_paper,
+                         "entries_ratio": len(lens) / n_paper if n_paper else float("nan"),
+                         "mean_targets": mean, "paper_mean_targets": m_paper if m_paper is not None else float("nan"),
+                         "targets_ratio": mean / m_paper if m_paper else float("nan")})
+    return rows
+
