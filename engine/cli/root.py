@@ -157,7 +157,8 @@ def cli(ctx: click.Context, home: str, quiet: bool) -> None:
     """lexprobe: probe word embeddings through vector indexes.
 
     Build indexes (``index``), ask them questions (``query``, ``sql``) and run the papers' analyses (``run``)
-    and speed benchmarks (``bench``). Indexes live under --home.
+    and speed benchmarks (``bench``). Indexes live under --home. --home, --quiet and --format work before or
+    after the subcommand.
     """
     set_quiet(quiet)
     ctx.obj = Context(home=Path(home) if home else default_home())
