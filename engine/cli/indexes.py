@@ -20,13 +20,15 @@ from ..core.store import Store, is_valid_name, list_indexes, open_index, remove_
 def list_cmd(obj: Context, verify: bool, fmt: str) -> None:
     """List the indexes under the home: name, status, kind, rows, dimension, source.
 
-    A damaged index is listed with ``damaged: <reason>`` as its status; the others are listed as usual."""
+    A damaged index is listed with ``damaged: <reason>`` as its status (a folder whose name no command can take,
+    ``unusable: ...``); the others are listed as usual."""
     rows = []
     for path in list_indexes(obj.home):
         row = {"name": path.name, "status": "ok"}
+        if not is_valid_name(path.name):
+            rows.append({**row, "status": "unusable: not a valid index name (rename the folder)"})
+            continue
         try:
-            if not is_valid_name(path.name):
-                raise LexprobeError("not a valid index name")
             store = Store.open(path, verify=verify)
             if verify:
                 verify_store(store)
