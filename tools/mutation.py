@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -52,17 +53,49 @@ def function_lines(path: Path, names: list[str]) -> list[tuple[int, int]]:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in names]
 
 
-def skip_outside(db_path: Path, ranges: list[tuple[int, int]]) -> None:
-    """Mark the pending mutants outside ``ranges`` as skipped."""
+def not_code(path: Path) -> tuple[list[tuple], list[tuple]]:
+    """Spans ((line, col), (end line, end col)) that run no code (type annotations, which ``from __future__
+    import annotations`` keeps as strings, and decorators), and the spans of binary operations: cosmic-ray also
+    "mutates" a signature's bare ``*`` marker and ``X | None`` in annotations, mutants that cannot change
+    behaviour."""
+    tree = ast.parse(path.read_text())
+    span = lambda n: ((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset))
+    dead, binops = [], []
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = n.args.posonlyargs + n.args.args + n.args.kwonlyargs + [n.args.vararg, n.args.kwarg]
+            dead += [span(a.annotation) for a in args if a is not None and a.annotation is not None]
+            dead += [span(x) for x in ([n.returns] if n.returns else []) + n.decorator_list]
+        elif isinstance(n, ast.ClassDef):
+            dead += [span(x) for x in n.decorator_list]
+        elif isinstance(n, ast.AnnAssign):
+            dead.append(span(n.annotation))
+        elif isinstance(n, (ast.BinOp, ast.AugAssign)):
+            binops.append(span(n))
+    return dead, binops
+
+
+def skip_mutants(db_path: Path, module_path: Path, functions: list[str] | None) -> None:
+    """Mark as skipped the pending mutants outside ``functions`` (when given) or in code that never runs."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
+    ranges = function_lines(module_path, functions) if functions else None
+    dead, binops = not_code(module_path)
+    inside = lambda pos, spans: any(lo <= pos <= hi for lo, hi in spans)
     with use_db(str(db_path), WorkDB.Mode.open) as db:
         for item in list(db.pending_work_items):
-            line = item.mutations[0].start_pos[0]
-            if not any(lo <= line <= hi for lo, hi in ranges):
-                db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
-                                                      output="outside the functions in scope"))
+            m = item.mutations[0]
+            pos = tuple(m.start_pos)
+            if ranges is not None and not any(lo <= pos[0] <= hi for lo, hi in ranges):
+                why = "outside the functions in scope"
+            elif inside(pos, dead):
+                why = "annotation or decorator"
+            elif m.operator_name.startswith("core/ReplaceBinaryOperator") and not inside(pos, binops):
+                why = "not a binary operation (a signature's * marker)"
+            else:
+                continue
+            db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=why))
 
 
 def sample(db_path: Path, share: float, seed: int = 0) -> None:
@@ -104,6 +137,7 @@ def summary(db_path: Path) -> tuple[dict, list[str]]:
 
 
 def main(argv=None) -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # killed: still remove the worktree
     config = tomllib.loads(CONFIG.read_text())
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"keys of {CONFIG.relative_to(REPO)} (default: all)")
@@ -125,7 +159,10 @@ def main(argv=None) -> int:
     env = {**os.environ, "PYTHONPATH": str(root / "path"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}
     cr = str(Path(sys.executable).with_name("cosmic-ray"))
-    report = ["| module | mutants | killed | survived | score |", "|---|---|---|---|---|"]
+    head = subprocess.run(["git", "-C", str(wt), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    report = [f"Mutants of {args.rev} ({head.stdout.strip()})"
+              + (f", a seeded random {args.sample:.0%} of them" if args.sample < 1 else "") + ":", "",
+              "| module | mutants | killed | survived | score |", "|---|---|---|---|---|"]
     details = []
     try:
         for name in names:
@@ -135,8 +172,7 @@ def main(argv=None) -> int:
             subprocess.run([cr, "init", str(cfg), str(db)], cwd=wt, env=env, check=True)
             subprocess.run([str(Path(sys.executable).with_name("cr-filter-operators")), str(db), str(cfg)],
                            cwd=wt, env=env, check=True)
-            if "functions" in module:
-                skip_outside(db, function_lines(wt / module["path"], module["functions"]))
+            skip_mutants(db, wt / module["path"], module.get("functions"))
             if args.sample < 1:
                 sample(db, args.sample)
             subprocess.run([cr, "baseline", str(cfg)], cwd=wt, env=env, check=True)
