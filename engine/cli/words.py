@@ -32,10 +32,10 @@ from .scale import opened, search_engine_options
               help="flat: exact search; hnsw: graph ANN; ivf: inverted lists ANN.")
 @click.option("--hnsw-m", type=int_range(*vindex.PARAM_RANGES["hnsw_m"]), default=32, show_default=True, help="HNSW: neighbours per node.")
 @click.option("--ef-construction", type=int_range(*vindex.PARAM_RANGES["ef_construction"]), default=200, show_default=True, help="HNSW: build beam width.")
-@click.option("--ef-search", type=int_range(*vindex.PARAM_RANGES["ef_search"]), default=128, show_default=True, help="HNSW: search beam width.")
+@click.option("--ef-search", type=int_range(*vindex.PARAM_RANGES["ef_search"]), default=vindex.IndexParams.ef_search, show_default=True, help="HNSW: search beam width (default: the fastest with recall@10 >= 0.95 on GloVe 400k, benchmarks/ann_curve.md).")
 @click.option("--nlist", type=int_range(*vindex.PARAM_RANGES["nlist"]),
               help="IVF: number of lists, at most the number of words (default about 4*sqrt(n)).")
-@click.option("--nprobe", type=int_range(*vindex.PARAM_RANGES["nprobe"]), default=16, show_default=True, help="IVF: lists visited per query.")
+@click.option("--nprobe", type=int_range(*vindex.PARAM_RANGES["nprobe"]), default=vindex.IndexParams.nprobe, show_default=True, help="IVF: lists visited per query (default: the fastest with recall@10 >= 0.95 on GloVe 400k).")
 @click.option("--shard-rows", type=POSITIVE, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for IVF training.")
 @click.pass_obj
