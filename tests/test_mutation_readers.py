@@ -1,0 +1,91 @@
+"""The WSD framework reader on a hand-written corpus whose every field is known (mutation testing, issue 20)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lexprobe.core.errors import InputError, LexprobeError
+from lexprobe.sources.datasets.wsd import read_gold_keys, read_wsd, wsd_files
+
+DATA = """<?xml version="1.0" encoding="UTF-8" ?>
+<corpus lang="en" source="ALL">
+<text id="senseval2.d000">
+<sentence id="senseval2.d000.s000">
+<wf lemma="the" pos="DET">The</wf>
+<instance id="senseval2.d000.s000.t000" lemma="primary_election" pos="NOUN">primary election</instance>
+<instance id="senseval2.d000.s000.t001" lemma="be" pos="VERB">was</instance>
+<instance id="senseval2.d000.s000.t002" lemma="close" pos="ADJ">close</instance>
+</sentence>
+</text>
+<text id="semeval2007.d001">
+<sentence id="semeval2007.d001.s000">
+<instance id="semeval2007.d001.s000.t000" lemma="bank" pos="NOUN">Banks</instance>
+<wf lemma="lend" pos="VERB">lend</wf>
+</sentence>
+</text>
+<sentence id="loose.s000"><wf lemma="x" pos="X">x</wf></sentence>
+</corpus>
+"""
+GOLD = """senseval2.d000.s000.t000 primary_election%1:04:00::
+senseval2.d000.s000.t001 be%2:42:03:: be%2:42:00:: be%2:42:06::
+
+semeval2007.d001.s000.t000 bank%1:14:00:: bank%1:17:01::
+nowhere.t009 x%1:00:00::
+"""
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    (tmp_path / "ALL.data.xml").write_text(DATA)
+    (tmp_path / "ALL.gold.key.txt").write_text(GOLD)
+    return read_wsd(tmp_path)
+
+
+def test_every_field_of_a_small_corpus(corpus):
+    t = corpus.targets.to_pylist()
+    assert corpus.name == "ALL"
+    assert [r["instance_id"] for r in t] == ["senseval2.d000.s000.t000", "senseval2.d000.s000.t001",
+                                             "semeval2007.d001.s000.t000"]
+    # a multi-key instance: sense is the FIRST key, senses all of them in file order
+    assert t[1]["sense"] == "be%2:42:03::" and t[1]["senses"] == ["be%2:42:03::", "be%2:42:00::", "be%2:42:06::"]
+    assert t[2]["sense"] == "bank%1:14:00::" and t[2]["senses"] == ["bank%1:14:00::", "bank%1:17:01::"]
+    assert [(r["position"], r["length"], r["surface"]) for r in t] == [(1, 2, "primary election"), (3, 1, "was"),
+                                                                       (0, 1, "Banks")]
+    assert [(r["lemma"], r["pos"]) for r in t] == [("primary_election", "NOUN"), ("be", "VERB"), ("bank", "NOUN")]
+    assert [(r["document"], r["split"], r["corpus"]) for r in t] == [
+        ("senseval2.d000", "senseval2", "ALL"), ("senseval2.d000", "senseval2", "ALL"),
+        ("semeval2007.d001", "semeval2007", "ALL")]
+    s = corpus.sentences.to_pylist()
+    assert [r["words"] for r in s] == [["The", "primary", "election", "was", "close"], ["Banks", "lend"], ["x"]]
+    assert [(r["document"], r["split"]) for r in s] == [("senseval2.d000", "senseval2"),
+                                                        ("semeval2007.d001", "semeval2007"), ("", "ALL")]
+    assert corpus.skipped.as_dict() == {
+        "gold key without instance": {"count": 1, "first": "ALL.gold.key.txt: nowhere.t009"},
+        "instance without gold key": {"count": 1, "first": "ALL.data.xml: senseval2.d000.s000.t002"}}
+
+
+def test_gold_key_errors_name_the_line(tmp_path):
+    p = tmp_path / "g.gold.key.txt"
+    p.write_text("a k1\n\nb\n")
+    with pytest.raises(InputError, match=r"has no sense key") as e:
+        read_gold_keys(p)
+    assert ":3" in str(e.value)
+    p.write_text("a k1 k2\na k3\n")
+    with pytest.raises(InputError, match=r"listed twice") as e:
+        read_gold_keys(p)
+    assert ":2" in str(e.value)
+    p.write_text("a k1 k2\nb k3\n")
+    assert read_gold_keys(p) == {"a": ["k1", "k2"], "b": ["k3"]}
+
+
+def test_files_and_empty_corpus(tmp_path):
+    (tmp_path / "x.data.xml").write_text(DATA)
+    with pytest.raises(LexprobeError, match="gold key file missing"):
+        wsd_files(tmp_path)
+    (tmp_path / "x.gold.key.txt").write_text("other.t000 k\n")
+    assert wsd_files(tmp_path) == (tmp_path / "x.data.xml", tmp_path / "x.gold.key.txt")
+    with pytest.raises(LexprobeError, match="no instance has a gold key"):
+        read_wsd(tmp_path / "x.data.xml")
+    (tmp_path / "y.data.xml").write_text(DATA)
+    with pytest.raises(LexprobeError, match="2 \\*.data.xml files"):
+        wsd_files(tmp_path)
