@@ -43,6 +43,9 @@ DEFAULT_CUTOFF = 100
 class MaskedLM:
     """A masked language model and its tokenizer, answering "which token fills the mask" in batches."""
 
+    kind = "masked"  # lexprobe.analyses.causal_probing.CausalLM (a subclass) is "causal"; load either kind with
+    # lexprobe.analyses.language_models.load_lm
+
     def __init__(self, model, tokenizer):
         import torch
 
@@ -50,7 +53,7 @@ class MaskedLM:
         self.body = model.base_model
         heads = [m for m in model.children() if m is not self.body and not isinstance(m, torch.nn.modules.loss._Loss)]
         self.head = heads[0] if len(heads) == 1 else None  # e.g. BERT's ``cls``, RoBERTa's ``lm_head``
-        if tokenizer.mask_token_id is None:
+        if self.kind == "masked" and tokenizer.mask_token_id is None:
             raise LexprobeError("the tokenizer has no mask token: not a masked language model")
         self.vocab_size = model.get_output_embeddings().weight.shape[0]
 
@@ -103,7 +106,10 @@ class Query:
 
 def make_query(lm: MaskedLM, pattern: str, keyword: str, *, replace: bool) -> Query:
     """Tokenize ``pattern`` filled with ``keyword``; with ``replace`` a multi-token keyword shrinks to one slot
-    (its first token's place; the vector is put in later)."""
+    (its first token's place; the vector is put in later). A causal model's query is the text before the blank
+    (:func:`lexprobe.analyses.causal_probing.make_query`)."""
+    if lm.kind == "causal":
+        return lm.query(pattern, keyword, replace=replace)
     tok = lm.tokenizer
     before, _, after = fill_parts(pattern, keyword, tok.mask_token)
     ids = lm.encode(before + keyword + after)
@@ -221,15 +227,19 @@ def prepare(entries: Sequence, lm: MaskedLM) -> Prepared:
 
 
 def entry_scores(query_entry: np.ndarray, ranks: np.ndarray, tops: np.ndarray, target_ids: Sequence[Sequence[int]],
-                 n_entries: int, *, cutoff: int = DEFAULT_CUTOFF, at: Sequence[int] = PRECISION_AT) -> dict:
-    """rank(x) = min over x's queries, RR with the cut-off, precision_i(x) = max over x's queries."""
+                 n_entries: int, *, cutoff: int = DEFAULT_CUTOFF, at: Sequence[int] = PRECISION_AT,
+                 query_targets: Sequence[Sequence[int]] | None = None) -> dict:
+    """rank(x) = min over x's queries, RR with the cut-off, precision_i(x) = max over x's queries. ``query_targets``
+    (one list per query) replace the entry's ``target_ids`` in precision where a query's targets are other tokens
+    (a causal model's form at the blank)."""
     rank = np.full(n_entries, np.iinfo(np.int64).max)
     np.minimum.at(rank, query_entry, ranks)
     out = {"rank": rank, "rr": np.where(rank <= cutoff, 1.0 / rank, 0.0)}
-    padded = np.full((n_entries, max(len(t) for t in target_ids)), -1, np.int64)
-    for n, t in enumerate(target_ids):
+    per_query = query_targets if query_targets is not None else [target_ids[n] for n in query_entry]
+    padded = np.full((len(per_query), max(len(t) for t in per_query)), -1, np.int64)
+    for n, t in enumerate(per_query):
         padded[n, :len(t)] = t
-    is_target = (tops[:, :, None] == padded[query_entry][:, None, :]).any(2)  # (Q, top)
+    is_target = (tops[:, :, None] == padded[:, None, :]).any(2)  # (Q, top)
     for i in at:
         p = np.zeros(n_entries)
         np.maximum.at(p, query_entry, is_target[:, :i].sum(1) / i)
@@ -294,7 +304,7 @@ def probe(entries: Sequence, lm: MaskedLM, *, strategies: Sequence[str] = ("orig
                 q = make_query(lm, pattern, e.keyword, replace=replace)
                 q.entry, q.pattern = n, k
                 queries.append(q)
-                qtargets.append(t)
+                qtargets.append(lm.at_blank(t, pattern) if lm.kind == "causal" else t)
                 if q.keyword_tokens > 1:
                     multi.add(e.keyword)
         vectors = None
@@ -307,7 +317,7 @@ def probe(entries: Sequence, lm: MaskedLM, *, strategies: Sequence[str] = ("orig
                                 for q in queries])
         ranks, tops = answer(lm, queries, vectors, qtargets, batch_size=batch_size, desc=strategy)
         scores = entry_scores(np.array([q.entry for q in queries]), ranks, tops, prep.target_ids, len(prep.entries),
-                              cutoff=cutoff)
+                              cutoff=cutoff, query_targets=qtargets)
         for n, e in enumerate(prep.entries):
             row = {"strategy": strategy, "id": e.id, "split": e.split, "relation": e.relation, "bucket": e.bucket,
                    "keyword": e.keyword, "multi_token": e.keyword in multi, "n_targets": len(prep.target_ids[n]),
@@ -388,8 +398,12 @@ def compare_strategies(rows: Sequence[dict], first: str, second: str, *,
 
 
 def top_predictions(lm: MaskedLM, text: str, k: int = 10) -> list[dict]:
-    """The ``k`` most probable tokens for the one blank (``___``) of ``text``."""
+    """The ``k`` most probable tokens for the one blank (``___``) of ``text`` (a causal model: the next tokens
+    after the text before the blank, :func:`lexprobe.analyses.causal_probing.top_predictions`)."""
     import torch
+
+    if lm.kind == "causal":
+        return lm.top_predictions(text, k)
 
     if text.count(BLANK) != 1:
         raise LexprobeError(f"{text!r}: write exactly one blank {BLANK} where the model should predict a word")

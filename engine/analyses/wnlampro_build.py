@@ -13,6 +13,8 @@ An entry is a triple (keyword, relation, targets). Rules, following the paper:
   empty.
 - Buckets by the keyword's Zipf: rare < 1.0 (count < 10), medium 1.0..2.0 (10..99), frequent >= 2.0 (>= 100).
 - T: the model's whole-word vocabulary tokens (``lexprobe.sources.vector_files.whole_word_tokens``); targets are restricted to T.
+  For a causal model T holds the words that are one token in the form the patterns' blanks give them (with the
+  leading space after a space, bare after a quote: ``lexprobe.analyses.language_models.target_words``).
 - antonym: words whose most frequent sense (WordNet's first synset over all parts of speech) is an adjective;
   the antonyms of the keyword's lemma in that sense.
 - hypernym: nouns; hypernyms (and instance hypernyms) of the two most frequent noun senses at path distance <= 3
@@ -211,12 +213,12 @@ def assign_splits(raw: Sequence[tuple[str, str, str, list[str]]], *, freq: Calla
 
 def build_wnlampro(model: str, *, seed: int = 0, n_corruptions: int = 2880, home=None,
                    relations: Sequence[str] = RELATIONS, min_depth: int = MIN_DEPTH) -> list[Entry]:
-    """WNLaMPro for ``model``'s vocabulary (T = its whole-word tokens) from WordNet 3.0."""
-    from ..sources.models import load_tokenizer
-    from ..sources.vector_files import whole_word_tokens
+    """WNLaMPro for ``model``'s vocabulary (T: :func:`lexprobe.analyses.language_models.target_words`) from
+    WordNet 3.0."""
     from ..sources.wordnet import load_wordnet
+    from .language_models import target_words
 
-    words, _ = whole_word_tokens(load_tokenizer(model))
+    words = target_words(model)
     return Builder(load_wordnet(home), words, seed=seed, min_depth=min_depth).build(n_corruptions=n_corruptions,
                                                                                     relations=relations)
 

@@ -14,7 +14,8 @@ from ..core.formatting import render
 
 def _model_option(f):
     return click.option("--model", default=DEFAULT_MLM, show_default=True,
-                        help="A masked language model: 'splade-tiny' (packaged), a Hugging Face name or a local path.")(f)
+                        help="A masked or causal language model: 'splade-tiny' (masked) or 'smollm2' (causal), both "
+                             "packaged, a Hugging Face name or a local path.")(f)
 
 
 def _set_threads(threads: int | None) -> None:
@@ -94,12 +95,17 @@ def bench_wnlampro(obj: Context, model, dataset, strategies, split, relations, l
 @click.option("-k", "k", type=K, default=10, show_default=True, help="Number of predictions.")
 @format_option
 def probe_cmd(model, text, k, fmt) -> None:
-    """The model's top-k tokens for the blank ___ in TEXT (e.g. "A kumquat is a ___ .")."""
-    from ..analyses.probing import MaskedLM, top_predictions
+    """The model's top-k tokens for the blank ___ in TEXT (e.g. "A kumquat is a ___ .").
 
-    lm = MaskedLM.load(model)
+    A causal model (e.g. --model smollm2) predicts the next token: the blank must end TEXT (only punctuation and
+    quotes may follow); its top-k next tokens are shown as words (whole_word: false for a piece of a longer word).
+    """
+    from ..analyses.language_models import load_lm
+    from ..analyses.probing import top_predictions
+
+    lm = load_lm(model)
     rows = top_predictions(lm, text, clamp_k(k, lm.vocab_size, "tokens of the vocabulary"))
-    click.echo(render(rows, fmt, ["rank", "token", "probability"]))
+    click.echo(render(rows, fmt, ["rank", "token", "probability"] + (["whole_word"] if lm.kind == "causal" else [])))
 
 
 @bench_group.command("probing")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analyses.patterns import patterns_for
+from ..analyses.language_models import load_lm
 from ..analyses.probing import MaskedLM, Query, answer, make_query
 from .common import record, timed
 
@@ -35,7 +36,7 @@ def run_probing_bench(model: str, *, dataset=None, n_sentences: int, loop_sample
                       record_path: str | None) -> dict:
     import torch
 
-    lm = MaskedLM.load(model)
+    lm = load_lm(model)
     queries, targets = benchmark_queries(lm, n_sentences, dataset=dataset, seed=seed)
     sample = min(loop_sample, len(queries))
     answer(lm, queries[:8], None, targets[:8], batch_size=8)  # warm-up

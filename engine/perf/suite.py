@@ -115,6 +115,31 @@ def _probing(ctx: SuiteRun) -> dict:
                              record_path=ctx.record_path("probing"))
 
 
+def _on_one_thread(run: Callable[[], dict]) -> dict:
+    """SmolLM2's benchmarks run on one torch thread, both ways: on this shared 2-core machine two spinning
+    OpenMP threads made a 135M-parameter model many times slower (the record says the thread count)."""
+    from ..runs.rare_words import torch_threads
+
+    with torch_threads(1):
+        return run()
+
+
+def _ota_causal(ctx: SuiteRun) -> dict:
+    from .ota import run_ota_bench
+
+    return _on_one_thread(lambda: run_ota_bench(
+        "smollm2", n_words=32, loop_words=4, iterations=10, contexts="random", init="mean", lr=3e-3, seed=ctx.seed,
+        record_path=ctx.record_path("ota-smollm2")))
+
+
+def _probing_causal(ctx: SuiteRun) -> dict:
+    from .probing import run_probing_bench
+
+    return _on_one_thread(lambda: run_probing_bench(
+        "smollm2", n_sentences=256, loop_sample=24, batch_size=64, seed=ctx.seed,
+        record_path=ctx.record_path("probing-smollm2")))
+
+
 BENCHMARKS = [
     Benchmark("neighbors", "exact top-k kernel, k=10, 400k GloVe", "FAISS IndexFlatIP, one large batch",
               "queries/s", 2.0, _neighbors),
@@ -129,6 +154,11 @@ BENCHMARKS = [
               _ota),
     Benchmark("probing", "batched, mask-only MLM logits", "one sentence at a time, full-vocabulary logits",
               "sentences/s", 10.0, _probing),
+    Benchmark("ota-smollm2", "batched OTA on the causal SmolLM2-135M", "one word at a time, same settings",
+              "words/s", 10.0, _ota_causal),
+    Benchmark("probing-smollm2", "batched next-token probing on SmolLM2-135M, logits at the last position only",
+              "one sentence at a time, full-vocabulary logits at every position", "sentences/s", 10.0,
+              _probing_causal),
 ]
 
 

@@ -150,7 +150,8 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
     folder ``out``: ``entries.parquet`` (one row per strategy and entry), ``by_bucket`` and ``overall`` (long),
     ``table.md`` (strategies side by side), ``figure2.png``, ``summary.json``. Returns the tables, the summary
     and the side-by-side table as ``markdown``."""
-    from ..analyses.probing import MaskedLM, population_of, probe_tables, select
+    from ..analyses.language_models import load_lm
+    from ..analyses.probing import population_of, probe_tables, select
     from ..sources.datasets.wnlampro import read_dataset
 
     every = select(read_dataset(dataset), split=split, relations=relations)
@@ -158,7 +159,7 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
     if not entries:
         raise LexprobeError(f"{dataset}: no entries for split {split!r} and relations {list(relations) or 'all'}")
     with torch_threads(threads):
-        result = probe_tables(entries, MaskedLM.load(model), strategies=strategies, cutoff=cutoff,
+        result = probe_tables(entries, load_lm(model), strategies=strategies, cutoff=cutoff,
                               batch_size=batch_size, ota_iterations=ota_iterations, seed=seed,
                               population=population_of(every) if limit is not None else None)
     summary, overall = result["summary"], result["overall"]

@@ -1,0 +1,165 @@
+"""Probing a causal (left-to-right) language model on WNLaMPro: the next-token distribution at the blank.
+
+A causal model predicts the token after its input, so a cloze can be asked only when the blank ends the text
+(punctuation, quotes and spaces may follow it: they come after the answer and cannot change it). The query is
+the text before the blank; its last position's logits rank the candidates, exactly where a masked model's mask
+position would (:mod:`lexprobe.analyses.probing` does the batching, ranking and scores for both kinds).
+
+The form of a target at the blank: byte-level BPE and SentencePiece vocabularies hold "bird" after a space
+(" bird", one token ``Ġbird``) apart from "bird" glued to what precedes it (after an opening quote). The blank
+decides: when a space precedes it, the query ends before that space and the target is the word with its
+leading space; otherwise the target is the bare word. A target counts (in WNLaMPro's build and in probing) only
+when it is one token in the form every blank of the patterns gives it, so that each candidate is ranked by one
+next-token probability, like the paper's restriction of targets to single tokens of BERT's vocabulary.
+
+The keyword strategies (original, ota, first, last, avg) work as for a masked model: a multi-token keyword's
+tokens shrink to one slot that gets one vector from :mod:`lexprobe.analyses.ota`. One vector per word, taken
+from the word as it is tokenized inside a sentence (after a space), whether the keyword opens the pattern or
+not (the paper gives each word one embedding).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from ..core.errors import LexprobeError
+from .patterns import BLANK, PATTERNS, fill_parts
+from .probing import MaskedLM, Query
+
+
+def split_at_blank(text: str) -> tuple[str, bool]:
+    """(the text before the blank, whether the target takes a leading space) for a causal model's cloze.
+
+    The blank must be the last word: only spaces, punctuation and quotes may follow it (a clear error
+    otherwise); a space right before the blank belongs to the target, so it is cut from the query.
+    """
+    if text.count(BLANK) != 1:
+        raise LexprobeError(f"{text!r}: write exactly one blank {BLANK} where the model should predict a word")
+    before, after = text.split(BLANK)
+    rest = [c for c in after if not (c.isspace() or unicodedata.category(c).startswith("P"))]
+    if rest:
+        raise LexprobeError(f"{text!r}: a causal model predicts the next word, so the blank {BLANK} must end the "
+                            f"text (only punctuation and quotes may follow it, not {''.join(rest)[:20]!r})")
+    spaced = before.endswith(" ")
+    query = before.rstrip(" ")
+    if not query:
+        raise LexprobeError(f"{text!r}: a causal model needs some text before the blank {BLANK}")
+    return query, spaced
+
+
+def spaced_blank(pattern: str) -> bool:
+    """Whether ``pattern``'s blank gives the target a leading space (see :func:`split_at_blank`)."""
+    before, _, after = fill_parts(pattern, "word", BLANK)
+    return split_at_blank(before + "word" + after)[1]
+
+
+def blank_forms() -> set[bool]:
+    """The forms WNLaMPro's patterns give a target (True: after a space), over every relation's patterns."""
+    return {spaced_blank(p) for patterns in PATTERNS.values() for p in patterns}
+
+
+def one_token_ids(tokenizer, words, spaced: bool) -> list[int | None]:
+    """The token id of each word in its form at a blank (with the leading space when ``spaced``), None where that
+    form is not exactly one vocabulary token."""
+    special = set(tokenizer.all_special_ids)
+    encoded = tokenizer([(" " if spaced else "") + w for w in words], add_special_tokens=False)["input_ids"]
+    return [ids[0] if len(ids) == 1 and ids[0] not in special else None for ids in encoded]
+
+
+def blank_vocabulary(tokenizer, forms: set[bool] | None = None) -> dict[str, int]:
+    """word -> token id (its spaced form when the patterns use it) for the whole words that are one token in
+    every form of ``forms`` (default :func:`blank_forms`): WNLaMPro's target vocabulary T for a causal model."""
+    from ..sources.vector_files import whole_word_tokens
+
+    forms = sorted(blank_forms() if forms is None else forms, reverse=True)  # the spaced form first
+    words = sorted({w for w in whole_word_tokens(tokenizer)[0] if w and w == w.strip()})
+    found = [one_token_ids(tokenizer, words, spaced) for spaced in forms]
+    return {w: ids[0] for w, ids in zip(words, zip(*found)) if all(i is not None for i in ids)}
+
+
+class CausalLM(MaskedLM):
+    """A causal language model and its tokenizer, answering "which token comes next" in batches.
+
+    It shares :class:`~lexprobe.analyses.probing.MaskedLM`'s machinery (the body runs on the batch, the head only
+    at one position per row), with the query's last position in place of the mask.
+    """
+
+    kind = "causal"
+
+    def __init__(self, model, tokenizer):
+        super().__init__(model, tokenizer)
+        self._vocab: dict[str, int] | None = None
+        self._words: dict[int, str] | None = None
+
+    @classmethod
+    def load(cls, name: str) -> "CausalLM":
+        from ..sources.models import load_causal_lm, load_tokenizer
+
+        return cls(load_causal_lm(name), load_tokenizer(name))
+
+    def whole_words(self) -> dict[str, int]:
+        """word -> token id for the targets a causal model can rank: :func:`blank_vocabulary`."""
+        if self._vocab is None:
+            self._vocab = blank_vocabulary(self.tokenizer)
+        return self._vocab
+
+    def at_blank(self, target_ids, pattern: str) -> list[int]:
+        """``target_ids`` (from :meth:`whole_words`) in the form ``pattern``'s blank gives them."""
+        if self._words is None:
+            self._words = {t: w for w, t in self.whole_words().items()}
+        spaced = spaced_blank(pattern)
+        words = [self._words[int(t)] for t in target_ids]
+        return [i for i in one_token_ids(self.tokenizer, words, spaced) if i is not None]
+
+    def query(self, pattern: str, keyword: str, *, replace: bool) -> Query:
+        return make_query(self, pattern, keyword, replace=replace)
+
+    def top_predictions(self, text: str, k: int = 10) -> list[dict]:
+        return top_predictions(self, text, k)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` with the tokenizer's leading special tokens (a BOS) and none at the end."""
+        ids = list(self.tokenizer(text)["input_ids"])
+        special = set(self.tokenizer.all_special_ids)
+        while len(ids) > 1 and ids[-1] in special:
+            ids.pop()
+        return ids
+
+
+def make_query(lm: CausalLM, pattern: str, keyword: str, *, replace: bool) -> Query:
+    """The text of ``pattern`` filled with ``keyword`` up to the blank, tokenized; the last position predicts the
+    target. With ``replace`` a multi-token keyword shrinks to one slot (its first token's place)."""
+    before, _, after = fill_parts(pattern, keyword, BLANK)
+    query, _ = split_at_blank(before + keyword + after)
+    tok = lm.tokenizer
+    ids = lm.encode(query)
+    lead = int(ids[0] in tok.all_special_ids)
+    head = before.rstrip(" ")  # a space before the keyword is part of its first token in BPE vocabularies
+    head_ids = tok(head, add_special_tokens=False)["input_ids"] if head else []
+    with_kw = tok(before + keyword, add_special_tokens=False)["input_ids"]
+    start, n = lead + len(head_ids), len(with_kw) - len(head_ids)
+    if n < 1 or ids[lead:start] != head_ids or ids[start:start + n] != with_kw[len(head_ids):]:
+        raise LexprobeError(f"pattern {pattern!r}: cannot locate the keyword {keyword!r} among its tokens")
+    if replace and n > 1:
+        ids = ids[:start + 1] + ids[start + n:]
+        return Query(-1, -1, ids, len(ids) - 1, start, n)
+    return Query(-1, -1, ids, len(ids) - 1, -1, n)
+
+
+def top_predictions(lm: CausalLM, text: str, k: int = 10) -> list[dict]:
+    """The ``k`` most probable next tokens after the text before the blank of ``text``, shown as words (the
+    token's text without its leading space); ``whole_word`` says whether the token starts a word in the form
+    the blank asks for (else it is a piece of a longer word or glued to the text before)."""
+    import torch
+
+    query, spaced = split_at_blank(text)
+    ids = lm.encode(query)
+    ids_t = torch.tensor([ids])
+    logits = lm.mask_logits(ids_t, torch.ones_like(ids_t), torch.tensor([len(ids) - 1]))[0]
+    p, idx = torch.softmax(logits, -1).topk(k)
+    out = []
+    for r, (tid, pp) in enumerate(zip(idx.tolist(), p.tolist())):
+        word = lm.tokenizer.decode([tid]).strip()
+        out.append({"rank": r + 1, "token": word, "probability": float(pp),
+                    "whole_word": bool(word) and one_token_ids(lm.tokenizer, [word], spaced)[0] == tid})
+    return out
