@@ -148,6 +148,39 @@ def test_solve_relation_equals_brute_force(tiny, method, honest, k, prune):
             assert ans.gold_rank[q] == ref_rank(s, gold[j]), (V, i, j)
 
 
+@pytest.fixture(scope="module")
+def big():
+    """20,000 unit vectors in 2,000 clusters of 10 (arrays only: the relation kernel takes no index)."""
+    rng = np.random.default_rng(8)
+    X = (rng.normal(size=(2000, 1, DIM)) + 0.35 * rng.normal(size=(2000, PER, DIM))).reshape(-1, DIM)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("method", ["add", "mul"])
+def test_solve_relation_falls_back_past_the_candidates(big, method):
+    """200 pairs in 200 clusters: the bound (max over all start words) is high near every start word, so the
+    ~2,048 candidates are those words, and a question's 15th best answer (its own cluster has 10 words) lies
+    below the threshold: the kernel scans past the candidates, the words whose bound reaches the k-th best
+    score so far (about a tenth of the vocabulary)."""
+    U = big
+    rng = np.random.default_rng(6)
+    c = rng.choice(len(U) // PER, size=200, replace=False)
+    members = np.array([rng.choice(PER, 2, replace=False) for _ in c])
+    starts, ends = c * PER + members[:, 0], c * PER + members[:, 1]
+    word_ids = np.concatenate([starts, ends])
+    W = U[word_ids].astype(np.float32)
+    ii, jj = rng.choice(200, size=12, replace=False), rng.choice(200, size=12, replace=False)
+    keep = ii != jj
+    ii, jj = ii[keep], jj[keep]
+    gold = [[int(e)] for e in ends]
+    _, _, ans = solve_relation(W @ U.astype(np.float32).T, 200, gold=gold, word_ids=word_ids, method=method, k=15,
+                               eps=EPS, gram=W @ W.T, questions=(ii, jj))
+    for q, (i, j) in enumerate(zip(ii, jj)):
+        s = reference(U, starts[i], ends[i], starts[j], method)
+        assert ans.ids[q].tolist() == ref_topk(s, 15), (i, j)
+        assert ans.gold_rank[q] == ref_rank(s, gold[j]), (i, j)
+
+
 def test_solve_relation_gold_excluded_or_outside_is_minus_one(tiny):
     _, U = tiny
     starts, ends, gold = relation_case(np.random.default_rng(5), n=4)
