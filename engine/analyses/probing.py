@@ -296,6 +296,7 @@ def probe(entries: Sequence, lm: MaskedLM, *, strategies: Sequence[str] = ("orig
     n_patterns = np.array([len(patterns_for(e.relation)) for e in prep.entries])
     rand = random_scores(np.array([len(t) for t in prep.target_ids]), n_patterns, lm.vocab_size, cutoff=cutoff)
     rows, multi = [], set()
+    plain: dict[tuple[int, int], tuple] = {}  # (entry, pattern) -> (rank, top ids) with the keyword's own tokens
     for strategy in strategies:
         replace = strategy != "original"
         queries, qtargets = [], []
@@ -315,7 +316,17 @@ def probe(entries: Sequence, lm: MaskedLM, *, strategies: Sequence[str] = ("orig
             hidden = lm.model.get_input_embeddings().weight.shape[1]
             vectors = np.stack([table[prep.entries[q.entry].keyword] if q.slot >= 0 else np.zeros(hidden, np.float32)
                                 for q in queries])
-        ranks, tops = answer(lm, queries, vectors, qtargets, batch_size=batch_size, desc=strategy)
+        # a query that keeps the keyword's own tokens (a one-token keyword) is the same under every strategy:
+        # answered once, copied for the other strategies
+        todo = [i for i, q in enumerate(queries) if q.slot >= 0 or (q.entry, q.pattern) not in plain]
+        ranks, tops = np.zeros(len(queries), np.int64), np.zeros((len(queries), max(PRECISION_AT)), np.int64)
+        if todo:
+            ranks[todo], tops[todo] = answer(lm, [queries[i] for i in todo], None if vectors is None else
+                                             vectors[todo], [qtargets[i] for i in todo], batch_size=batch_size,
+                                             desc=strategy)
+        for i, q in enumerate(queries):
+            if q.slot < 0:
+                ranks[i], tops[i] = plain.setdefault((q.entry, q.pattern), (ranks[i], tops[i].copy()))
         scores = entry_scores(np.array([q.entry for q in queries]), ranks, tops, prep.target_ids, len(prep.entries),
                               cutoff=cutoff, query_targets=qtargets)
         for n, e in enumerate(prep.entries):
