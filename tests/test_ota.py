@@ -224,6 +224,20 @@ def test_recovery_on_splade_tiny_gets_closer():
     assert res["curve"][0]["iteration"] == 0 and res["curve"][0]["mean_cos_distance"] == pytest.approx(1.0)
 
 
+def test_run_ota_recovery_writes_only_its_run_folder(cli, tmp_path, monkeypatch):
+    """``run ota-recovery`` (the runner the main job's ota stage calls too) writes curve, summary, words and the
+    plot into --out, prints the summary, and appends to no benchmark file unless --record names one."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "rec"
+    r = cli("-q", "run", "ota-recovery", "--model", "splade-tiny", "--words", "2", "--iterations", "50",
+            "--every", "50", "--contexts", "static", "--out", out)
+    assert r.code == 0, r
+    assert "| static | zeros |" in r.out and "winning context variant" not in r.out  # one variant: no winner
+    assert {"curve.parquet", "summary.parquet", "words.json", "recovery.png"} <= {p.name for p in out.iterdir()}
+    assert len(json.loads((out / "words.json").read_text())["words"]) == 2
+    assert not (tmp_path / "benchmarks").exists()
+
+
 @pytest.fixture(scope="module")
 def splade_home(tmp_path_factory):
     from lexprobe.kinds.words import build_word_index
