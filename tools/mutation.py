@@ -1,6 +1,6 @@
 """Mutation testing of lexprobe's analysis, metric, reader and store modules with cosmic-ray.
 
-    python tools/mutation.py [MODULE ...] [--rev REV] [--sample SHARE] [--out FILE]
+    python tools/mutation.py [MODULE ...] [--rev REV] [--sample SHARE] [--out FILE] [--retest DIR]
 
 Modules, their fast test commands and the operators kept are in tools/mutation/modules.toml (default: all of
 them, in file order). Slow (minutes to hours): not part of the README's test command and not in CI.
@@ -11,7 +11,8 @@ the working tree: the folder ``engine/`` is imported as ``lexprobe`` through a s
 (the editable install's finder would otherwise import the working tree's copy), and ``../shared`` is linked so
 the tests find the real data. Prints and writes (``--out``, default mutation-report.md) per module: mutants,
 killed (tests failed, crashed or timed out), survived, skipped by the operator/function filters, and every
-survivor's diff. The worktree is removed at the end.
+survivor's diff. The worktree is removed at the end; the cosmic-ray sessions are kept, so that after new tests
+``--retest DIR`` runs only the survivors again and names the test that now kills each.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -113,6 +115,34 @@ def sample(db_path: Path, share: float, seed: int = 0) -> None:
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="not sampled"))
 
 
+def forget_survivors(db_path: Path) -> list[str]:
+    """Drop the survivors' results so that ``cosmic-ray exec`` tests them again (against newer tests)."""
+    import sqlite3
+
+    with sqlite3.connect(db_path) as con:
+        jobs = [j for (j,) in con.execute("select job_id from work_results where test_outcome = 'SURVIVED'")]
+        con.executemany("delete from work_results where job_id = ?", [(j,) for j in jobs])
+    return jobs
+
+
+def killed_by(db_path: Path, jobs: list[str]) -> list[str]:
+    """For each of ``jobs``: its mutation and the first failing test now (or 'still survives')."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome
+
+    lines = []
+    with use_db(str(db_path), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if item.job_id not in jobs:
+                continue
+            m = item.mutations[0]
+            failed = re.search(r"^(?:FAILED|ERROR) (\S+)", result.output or "", re.M)
+            verdict = "still survives" if result.test_outcome == TestOutcome.SURVIVED else \
+                f"killed by {failed.group(1) if failed else 'the tests (' + (result.output or '')[:40] + ')'}"
+            lines.append(f"- line {m.start_pos[0]} {m.operator_name} #{m.occurrence}: {verdict}")
+    return lines
+
+
 def summary(db_path: Path) -> tuple[dict, list[str]]:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
@@ -143,6 +173,8 @@ def main(argv=None) -> int:
     parser.add_argument("modules", nargs="*", help=f"keys of {CONFIG.relative_to(REPO)} (default: all)")
     parser.add_argument("--rev", default="HEAD", help="the commit to mutate (default HEAD)")
     parser.add_argument("--sample", type=float, default=1.0, help="test a seeded random share of the mutants")
+    parser.add_argument("--retest", metavar="DIR", help="a previous run's folder (printed at its end): test its "
+                        "survivors again, on REV's tests (the modules' source must be unchanged)")
     parser.add_argument("--out", default="mutation-report.md", help="the report (markdown)")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in config["modules"]]
@@ -150,11 +182,13 @@ def main(argv=None) -> int:
         parser.error(f"unknown module(s) {', '.join(unknown)}; choose from {', '.join(config['modules'])}")
     names = args.modules or list(config["modules"])
 
-    root = Path(tempfile.mkdtemp(prefix="lexprobe-mutation-"))
+    root = Path(args.retest) if args.retest else Path(tempfile.mkdtemp(prefix="lexprobe-mutation-"))
     wt = root / "wt"
+    for link in (root / "shared", root / "path" / "lexprobe"):
+        link.unlink(missing_ok=True)
     subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(wt), args.rev], check=True)
     (root / "shared").symlink_to((REPO.parent / "shared").resolve())
-    (root / "path").mkdir()
+    (root / "path").mkdir(exist_ok=True)
     (root / "path" / "lexprobe").symlink_to(wt / "engine")
     env = {**os.environ, "PYTHONPATH": str(root / "path"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}
@@ -167,27 +201,42 @@ def main(argv=None) -> int:
     try:
         for name in names:
             module = config["modules"][name]
-            cfg, db = root / f"{name}.toml", root / f"{name}.sqlite"
+            cfg, db, orig = root / f"{name}.toml", root / f"{name}.sqlite", root / f"{name}.py.orig"
+            source = (wt / module["path"]).read_text()
             cfg.write_text(cosmic_ray_config(module, config["operators"]["exclude"], sys.executable))
-            subprocess.run([cr, "init", str(cfg), str(db)], cwd=wt, env=env, check=True)
-            subprocess.run([str(Path(sys.executable).with_name("cr-filter-operators")), str(db), str(cfg)],
-                           cwd=wt, env=env, check=True)
-            skip_mutants(db, wt / module["path"], module.get("functions"))
-            if args.sample < 1:
-                sample(db, args.sample)
-            subprocess.run([cr, "baseline", str(cfg)], cwd=wt, env=env, check=True)
+            retested = []
+            if args.retest:
+                if not db.exists() or (orig.exists() and orig.read_text() != source):
+                    print(f"{name}: no session in {root}, or {module['path']} changed since: not retested")
+                    continue
+                retested = forget_survivors(db)
+            else:
+                orig.write_text(source)
+                subprocess.run([cr, "init", str(cfg), str(db)], cwd=wt, env=env, check=True)
+                subprocess.run([str(Path(sys.executable).with_name("cr-filter-operators")), str(db), str(cfg)],
+                               cwd=wt, env=env, check=True)
+                skip_mutants(db, wt / module["path"], module.get("functions"))
+                if args.sample < 1:
+                    sample(db, args.sample)
+            if subprocess.run([cr, "baseline", str(cfg)], cwd=wt, env=env).returncode != 0:
+                report.append(f"| {name} | the tests fail on the unmutated code: not run | | | |")
+                print(report[-1], flush=True)
+                continue
             subprocess.run([cr, "exec", str(cfg), str(db)], cwd=wt, env=env, check=True)
             c, survivors = summary(db)
             score = f"{c['killed'] / c['mutants']:.0%}" if c["mutants"] else "-"
             report.append(f"| {name} | {c['mutants']} | {c['killed']} | {c['survived']} | {score} |")
             details.append(f"\n### {name}: survivors\n\n```diff\n" + "\n\n".join(survivors) + "\n```\n")
+            if retested:
+                details.append(f"\n### {name}: earlier survivors tested again\n\n" + "\n".join(killed_by(db, retested))
+                               + "\n")
             print(report[-1], flush=True)
     finally:
         subprocess.run(["git", "-C", str(wt), "checkout", "--", "."], check=False)
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(wt)], check=False)
         Path(args.out).write_text("\n".join(report) + "\n" + "".join(details))
     print("\n".join(report))
-    print(f"survivors: {args.out}")
+    print(f"survivors: {args.out}; sessions kept in {root} (for --retest)")
     return 0
 
 
