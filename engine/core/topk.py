@@ -101,15 +101,15 @@ def _kernels(parallel: bool = True):
     @njit(parallel=parallel, cache=True, boundscheck=False)
     def scan(tile, cut, counts, cand, col0):  # pragma: no cover - compiled
         """Append to ``cand[r]`` the columns of ``tile`` (raw bfloat16 bits) whose key reaches ``cut[r]``;
-        ``counts[r]`` counts them all, also past ``cand``'s width. Blocks of 64 whose maximum misses the cut
+        ``counts[r]`` counts them all, also past ``cand``'s width. Blocks of 32 whose maximum misses the cut
         are skipped with one vectorised pass."""
         mb, T = tile.shape
         cap = cand.shape[1]
         for r in prange(mb):
             c = cut[r]
             cnt = counts[r]
-            for j0 in range(0, T, 64):
-                j1 = min(j0 + 64, T)
+            for j0 in range(0, T, 32):
+                j1 = min(j0 + 32, T)
                 mx = np.int32(-65536)
                 for j in range(j0, j1):
                     s = np.int32(tile[r, j])
