@@ -54,7 +54,7 @@ def reference(U, a, a_star, b, method, *, honest=False, V=None):
 
 def ref_topk(s, k):
     order = np.lexsort((np.arange(len(s)), -s))[:k]  # descending, equal scores by id
-    return [int(x) if np.isfinite(s[x]) else -1 for x in order]
+    return [int(x) if np.isfinite(s[x]) else -1 for x in order] + [-1] * (k - len(order))  # k > words: pad
 
 
 def questions(rng, m):
@@ -232,3 +232,40 @@ def test_honest_shares_by_hand():
                   "pred_is_a_star": [False, False, True, False, False],
                   "correct": [False, False, False, True, False]})
     assert honest_shares(t) == {"questions": 5, "b": 0.2, "a": 0.2, "a_star": 0.2, "gold": 0.2, "other": 0.2}
+
+
+def test_fewer_allowed_words_than_k_pad_with_minus_one_and_minus_inf(tiny):
+    """A 10-word vocabulary with 3 inputs excluded has 7 answers: k = 10 pads 3 slots (id -1, score -inf)."""
+    words, U = tiny
+    a, a_star, b = np.array([0, 2]), np.array([1, 3]), np.array([2, 4])
+    for method in ("add", "mul", "pairdir"):
+        D, I = answer_questions(words, a, a_star, b, method=method, k=10, restrict_vocab=10)
+        assert I.shape == (2, 10) and (I[:, 7:] == -1).all() and np.isneginf(D[:, 7:]).all(), method
+        D, I = answer_questions(words, a, a_star, b, method=method, k=12, restrict_vocab=10)  # k > the words
+        assert I.shape == (2, 12) and (I[:, 7:] == -1).all() and np.isneginf(D[:, 7:]).all(), method
+        for q in range(2):
+            assert I[q, :7].tolist() == ref_topk(reference(U, a[q], a_star[q], b[q], method, V=10), 7), method
+    starts, ends = np.array([0, 2, 4]), np.array([1, 3, 5])
+    word_ids = np.concatenate([starts, ends])
+    W = U[word_ids].astype(np.float32)
+    for method in ("add", "mul", "pairdir"):
+        for k in range(1, 13):  # up to more than the 10 words
+            ii, jj, ans = solve_relation(W @ U[:10].astype(np.float32).T, 3, gold=[[1], [3], [5]], word_ids=word_ids,
+                                         method=method, k=k, eps=EPS, gram=W @ W.T)
+            for q, (i, j) in enumerate(zip(ii, jj)):
+                s = reference(U, starts[i], ends[i], starts[j], method, V=10)
+                assert ans.ids[q].tolist() == ref_topk(s, k), (method, k)
+                assert np.isneginf(ans.scores[q][ans.ids[q] < 0]).all(), (method, k)
+
+
+def test_default_k_and_k2_and_more_questions_than_a_block(tiny):
+    words, U = tiny
+    a, a_star, b = questions(np.random.default_rng(9), 150)  # more than one block of 64 questions
+    for method in ("add", "mul", "pairdir"):
+        D, I = answer_questions(words, a, a_star, b, method=method)  # k = 1 by default
+        assert I.shape == (150, 1) and D.shape == (150, 1)
+        _, I2 = answer_questions(words, a, a_star, b, method=method, k=2)
+        for q in range(150):
+            s = reference(U, a[q], a_star[q], b[q], method)
+            assert I2[q].tolist() == ref_topk(s, 2), (method, q)
+            assert I[q, 0] == I2[q, 0], (method, q)
