@@ -269,3 +269,17 @@ def test_default_k_and_k2_and_more_questions_than_a_block(tiny):
             s = reference(U, a[q], a_star[q], b[q], method)
             assert I2[q].tolist() == ref_topk(s, 2), (method, q)
             assert I[q, 0] == I2[q, 0], (method, q)
+
+
+@pytest.mark.parametrize("method", ["add", "mul"])
+def test_ranks_false_gives_the_same_answers_and_no_ranks(tiny, method):
+    _, U = tiny
+    starts, ends, gold = relation_case(np.random.default_rng(10))
+    word_ids = np.concatenate([starts, ends])
+    W = U[word_ids].astype(np.float32)
+    P = W @ U.astype(np.float32).T
+    _, _, with_ranks = solve_relation(P, len(starts), gold=gold, word_ids=word_ids, method=method, k=3, gram=W @ W.T)
+    _, _, without = solve_relation(P, len(starts), gold=gold, word_ids=word_ids, method=method, k=3, gram=W @ W.T,
+                                   ranks=False)
+    assert (without.gold_rank == -1).all() and (with_ranks.gold_rank >= 1).any()
+    assert (without.ids == with_ranks.ids).all()
