@@ -232,10 +232,11 @@ class VectorIndex:
         if np.isscalar(restrict):
             return full, int(np.searchsorted(full.ids, int(restrict)))
         key = np.asarray(restrict, dtype=np.int64).tobytes()
-        if self._subsets.get("key") != key:
+        cached = self._subsets.get("subset")  # (key, searcher), read once: other threads may replace it
+        if cached is None or cached[0] != key:
             mask = np.isin(full.ids, np.asarray(restrict, dtype=np.int64))
-            self._subsets.update(key=key, subset=TopK(full.V[mask], full.ids[mask], bf16=full.bf16))
-        return self._subsets["subset"], None
+            cached = self._subsets["subset"] = (key, TopK(full.V[mask], full.ids[mask], bf16=full.bf16))
+        return cached[1], None
 
     def _selector_params(self, restrict):
         ids = np.arange(int(restrict), dtype=np.int64) if np.isscalar(restrict) else np.asarray(restrict, np.int64)
