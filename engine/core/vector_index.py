@@ -220,13 +220,13 @@ class VectorIndex:
     def _exact(self, restrict) -> tuple[TopK, int | None]:
         """The exact searcher over the flat vectors in id order (kept until the index changes) and the row
         limit for ``restrict = N``; for an id array, a searcher over just those rows (the last one kept)."""
-        if "all" not in self._subsets:
+        full = self._subsets.get("all")
+        if full is None:
             ids, vectors = self.ids(), self.flat_vectors()
             if len(ids) > 1 and (np.diff(ids) <= 0).any():
                 order = np.argsort(ids, kind="stable")
                 ids, vectors = ids[order], vectors[order]
-            self._subsets["all"] = TopK(vectors, ids)
-        full = self._subsets["all"]
+            full = self._subsets["all"] = TopK(vectors, ids)
         if restrict is None:
             return full, None
         if np.isscalar(restrict):
