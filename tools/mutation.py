@@ -21,6 +21,7 @@ import argparse
 import ast
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -33,7 +34,7 @@ CONFIG = REPO / "tools" / "mutation" / "modules.toml"
 
 
 def cosmic_ray_config(module: dict, exclude: list[str], python: str) -> str:
-    tests = " ".join(module["tests"])
+    tests = shlex.join(module["tests"])
     lines = [
         "[cosmic-ray]",
         f'module-path = "{module["path"]}"',
