@@ -24,7 +24,9 @@ def _floats(text: str, what: str) -> list[float]:
 
 @query_group.command("senses")
 @click.option("--index", "name", required=True, help="A token index (built by 'lexprobe index tokens').")
-@click.option("--sentence", required=True, help="The query sentence; words are separated by spaces.")
+@click.option("--sentence", required=True,
+              help="The query sentence as typed: punctuation and clitics are split off the words as in the corpora "
+                   "('banks.' -> 'banks .', \"bank's\" -> \"bank 's\").")
 @click.option("--target", required=True, help="The target word(s) in the sentence, e.g. 'on' or 'take place'.")
 @click.option("--occurrence", type=POSITIVE, default=1, show_default=True,
               help="Which occurrence of the target in the sentence, when it occurs more than once.")
@@ -53,9 +55,28 @@ def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_le
     meta = {key.decode(): value.decode() for key, value in (hits.schema.metadata or {}).items()}
     for note in filter(None, meta.get("note", "").split("\n")):
         click.echo(f"note: {note}", err=True)
-    if fmt == "table":
+    rows = hits.to_pylist()
+    if fmt == "table":  # a table row per hit: long sentences cut around their marked target (JSON/CSV: whole)
         click.echo(f"query: {meta['query']}")
-    click.echo(render(hits.to_pylist(), fmt, hits.column_names))
+        rows = [{**r, "sentence": around_target(r["sentence"])} for r in rows]
+    click.echo(render(rows, fmt, hits.column_names))
+
+
+def around_target(text: str, width: int = 100) -> str:
+    """``text`` cut to about ``width`` characters around its ``[[...]]`` target, at word boundaries, with ``…``
+    where words were left out; a text that fits (or has no marked target) is returned whole."""
+    start, end = text.find("[["), text.find("]]")
+    if len(text) <= width or start < 0 or end < start:
+        return text
+    budget = max(0, width - (end + 2 - start))
+    left, right = text[:start], text[end + 2:]
+    left_room = max(budget // 2, budget - len(right))  # room one side does not need goes to the other
+    right_room = budget - min(len(left), left_room)
+    if len(left) > left_room:
+        left = "… " + left[len(left) - left_room:].partition(" ")[2]
+    if len(right) > right_room:
+        right = right[:right_room].rpartition(" ")[0] + " …"
+    return left + text[start:end + 2] + right
 
 
 # ------------------------------------------------------------------------------------------------- bench

@@ -9,8 +9,9 @@ Layout (store kind ``tokens``, see :mod:`lexprobe.core.store`):
 - ``sentences.arrow``: every sentence of the corpus once (``SENTENCE_SCHEMA``: sentence_id, corpus, split,
   document, words), so a hit can be shown in context with its target marked;
 - ``faiss.index``: the unit vectors (inner product = cosine), ids = row ids;
-- manifest ``meta``: corpus spec and name, model, model path, layers, pooling, dim, max_length, counts,
-  counted skips, encoder statistics and the FAISS options.
+- manifest ``meta``: corpus spec (its path resolved; ``corpus_typed`` as given, ``corpus_sha256`` over its
+  files) and name, model, model path, layers, pooling, dim, max_length, counts, counted skips, encoder
+  statistics and the FAISS options.
 
 Only sense-annotated targets are stored, not every word: the rankings query and rank annotated targets
 only, and the other words would triple the shards and the FAISS index (SemCor: 226k targets of 820k words);
@@ -33,9 +34,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core import vector_index as vindex
-from ..sources.datasets.corpora import read_corpus
+from ..sources.datasets.corpora import provenance, read_corpus
 from ..sources.datasets.corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, Corpus
 from ..sources.encoder import DEFAULT_BATCH_TOKENS, EncodeStats, TokenEncoder
+from ..sources.typed_text import split_words
 from ..core.errors import CorruptIndexError, LexprobeError
 from ..sources.models import DEFAULT_ENCODER
 from ..core.progress import bar
@@ -100,13 +102,14 @@ def build_token_index(home: Path, name: str, model: str = DEFAULT_ENCODER, corpu
     if params.index_type not in vindex.INDEX_TYPES:
         raise LexprobeError(f"unknown index type {params.index_type!r} (choose from {', '.join(vindex.INDEX_TYPES)})")
     t0 = time.perf_counter()
+    origin = provenance(corpus_spec)  # resolved path and content checksum: the index is found again from anywhere
     corpus = limit_corpus(read_corpus(corpus_spec), max_sentences)
     encoder = TokenEncoder(model, layers=layers, pooling=pooling, batch_tokens=batch_tokens, threads=threads)
     with write_lock(home, name):
         encoded = encode_corpus(encoder, corpus, desc=f"index {name}")
         summary = write_token_index(home, name, corpus, [(corpus.targets, *encoded)], settings=encoder.settings(),
-                                    corpus_spec=corpus_spec, max_sentences=max_sentences, params=params,
-                                    shard_rows=shard_rows, seed=seed)
+                                    corpus_spec=origin["corpus"], max_sentences=max_sentences, params=params,
+                                    shard_rows=shard_rows, seed=seed, meta=origin)
     return {**summary, "seconds": round(time.perf_counter() - t0, 2)}
 
 
@@ -214,8 +217,9 @@ class TokenIndex(vindex.SearchableView):
         index's instances by cosine. Returns one row per hit: ``rank``, ``score``, ``sense``, (``definition``,)
         ``lemma``, ``pos``, ``sentence`` (the hit's sentence, its target marked ``[[...]]``) and ``instance_id``.
 
-        ``sentence``: a string (words separated by spaces) or its words; ``target``: one or more words of it
-        (case-insensitive; ``occurrence`` picks among repeats). With ``same_lemma`` only the instances of the
+        ``sentence``: a string, split into words as the corpora are (``banks.`` -> ``banks`` ``.``, see
+        :mod:`lexprobe.sources.typed_text`), or its words; ``target``: one or more words of it (case-insensitive,
+        punctuation at its edges ignored; ``occurrence`` picks among repeats). With ``same_lemma`` only the instances of the
         target's lemma are ranked: ``lemma``, else the lowercased target words joined by ``_`` when the index has
         that lemma, else its WordNet base form the index has most instances of; when the index has none of them,
         every instance is ranked and the table's metadata ``note`` says so. ``definitions`` adds each hit's
@@ -239,12 +243,12 @@ class TokenIndex(vindex.SearchableView):
 
         if k < 1:
             raise LexprobeError("-k must be at least 1")
-        words = sentence.split() if isinstance(sentence, str) else list(sentence)
+        words = split_words(sentence) if isinstance(sentence, str) else list(sentence)
         position, length = find_target(words, target, occurrence)
         notes, restrict = [], None
         if same_lemma:
             lemmas = self.table.column("lemma").to_numpy(zero_copy_only=False)
-            wanted = lemma or self.target_lemma(target)
+            wanted = lemma or self.target_lemma(" ".join(words[position:position + length]))
             restrict = np.flatnonzero(lemmas == wanted) if wanted else np.zeros(0, np.int64)
             if not len(restrict):
                 if lemma:
@@ -302,8 +306,13 @@ def mark(words: Sequence[str], position: int, length: int) -> str:
 
 
 def find_target(words: Sequence[str], target: str, occurrence: int = 1) -> tuple[int, int]:
-    """(position, length) of the ``occurrence``-th match of the target words (case-insensitive) in ``words``."""
-    want = [w.lower() for w in target.split()]
+    """(position, length) of the ``occurrence``-th match of the target words (case-insensitive; the target is
+    split like a typed sentence and punctuation at its edges left out: ``banks.`` is ``banks``) in ``words``."""
+    want = [w.lower() for w in split_words(target)]
+    while len(want) > 1 and not any(c.isalnum() for c in want[-1]):
+        want.pop()
+    while len(want) > 1 and not any(c.isalnum() for c in want[0]):
+        want.pop(0)
     if not want:
         raise LexprobeError("--target is empty")
     lowered = [w.lower() for w in words]

@@ -71,13 +71,15 @@ def _slug(text: str) -> str:
 
 def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] | None, pooling: str,
                     max_sentences: int | None, build=None) -> tuple[str, bool]:
-    """The name of a token index of ``spec`` made with these settings: an existing one whose manifest says so,
-    else a new one built now (by ``build``, default :func:`build_token_index`). Returns (name, built)."""
-    from ..sources.datasets.corpora import parse_spec
+    """The name of a token index of ``spec`` made with these settings: an existing one whose manifest says so
+    (the same corpus: the same SHA-256 of its files, recorded at build time), else a new one built now (by
+    ``build``, default :func:`build_token_index`). Returns (name, built)."""
+    from ..sources.datasets.corpora import parse_spec, provenance
     from ..core.store import list_indexes, read_manifest
     from ..kinds.tokens import KIND, build_token_index
 
-    want = _canonical_spec(spec)
+    origin = provenance(spec)
+    want = origin["corpus"]
     for path in list_indexes(home):
         try:
             meta = read_manifest(path / "manifest.json")
@@ -86,10 +88,14 @@ def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] |
         if meta.get("kind") != KIND:
             continue
         m = meta.get("meta", {})
-        try:
-            same_corpus = _canonical_spec(m.get("corpus", "")) == want
-        except LexprobeError:
-            continue
+        if m.get("corpus_sha256"):  # the same files, wherever they lie and however the path was typed
+            same_corpus = (m["corpus_sha256"] == origin["corpus_sha256"]
+                           and m.get("corpus", "").partition(":")[0] == want.partition(":")[0])
+        else:  # an index from before checksums were recorded: by resolved path
+            try:
+                same_corpus = _canonical_spec(m.get("corpus", "")) == want
+            except LexprobeError:
+                continue
         n_states = int(m.get("num_layers", 0)) + 1
         asked = sorted({l % n_states for l in layers}) if layers else [n_states - 1]
         if (same_corpus and m.get("model") == model and m.get("layers") == asked and m.get("pooling") == pooling

@@ -26,7 +26,7 @@ from ..core.errors import LexprobeError
 from ..core.progress import bar
 from ..core.store import DEFAULT_SHARD_ROWS, check_new_index, write_lock
 from ..kinds.tokens import encode_corpus, limit_corpus, write_token_index
-from ..sources.datasets.corpora import read_corpus
+from ..sources.datasets.corpora import provenance, read_corpus
 from ..sources.datasets.corpus import Corpus
 from ..sources.encoder import DEFAULT_BATCH_TOKENS
 from ..sources.models import DEFAULT_ENCODER
@@ -175,6 +175,7 @@ def build_token_index_ray(home: Path, name: str, model: str = DEFAULT_ENCODER, c
     if params.index_type not in vindex.INDEX_TYPES:
         raise LexprobeError(f"unknown index type {params.index_type!r} (choose from {', '.join(vindex.INDEX_TYPES)})")
     t0 = time.perf_counter()
+    origin = provenance(corpus_spec)  # as the local build records it
     corpus = limit_corpus(read_corpus(corpus_spec), max_sentences)
     blocks = corpus_blocks(corpus, block_sentences)
     connect(address)
@@ -189,8 +190,8 @@ def build_token_index_ray(home: Path, name: str, model: str = DEFAULT_ENCODER, c
             engine = {"engine": "ray", "workers": len(pool.actors), "threads": pool.threads,
                       "block_sentences": block_sentences, "blocks": len(blocks)}
             summary = write_token_index(home, name, corpus, pool.encode(name, blocks), settings=settings,
-                                        corpus_spec=corpus_spec, max_sentences=max_sentences, params=params,
-                                        shard_rows=shard_rows, seed=seed, meta={"engine": engine})
+                                        corpus_spec=origin["corpus"], max_sentences=max_sentences, params=params,
+                                        shard_rows=shard_rows, seed=seed, meta={**origin, "engine": engine})
             wall = time.perf_counter() - t1
     finally:
         if own:

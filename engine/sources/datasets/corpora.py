@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...core.errors import LexprobeError
-from ..datahome import named_spec
+from ..datahome import named_spec, tree_checksum
 from .corpus import Corpus
 from .jsonl_corpus import read_jsonl_corpus
 from .streusle import read_streusle
@@ -34,6 +34,16 @@ def parse_spec(spec: str) -> tuple[str, Path]:
     if not p.exists():
         raise LexprobeError(f"{p}: no such file or folder (corpus {spec!r})")
     return kind, p
+
+
+def provenance(spec: str) -> dict:
+    """What a corpus spec reads, as a token index records it: ``corpus`` (the spec with its path resolved, a
+    data-home name expanded), ``corpus_typed`` (as given) and ``corpus_sha256`` (over the files read,
+    :func:`lexprobe.sources.datahome.tree_checksum`), so that an index is found again from any folder and a
+    copy of the same corpus elsewhere is known as the same."""
+    kind, path = parse_spec(spec)
+    return {"corpus": f"{kind}:{path.resolve()}", "corpus_typed": spec,
+            "corpus_sha256": tree_checksum(path)["sha256"]}
 
 
 def read_corpus(spec: str) -> Corpus:
