@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lexprobe.analyses.analogy import accuracy_tables, honest_shares, solve_relation
+from lexprobe.analyses.analogy import accuracy_tables, honest_shares, share_intervals, solve_relation
 from lexprobe.kinds.analogy_queries import answer_questions, excluded_cells, topk_rows
 from lexprobe.kinds.words import WordIndex, build_word_index
 
@@ -283,3 +283,10 @@ def test_ranks_false_gives_the_same_answers_and_no_ranks(tiny, method):
                                    ranks=False)
     assert (without.gold_rank == -1).all() and (with_ranks.gold_rank >= 1).any()
     assert (without.ids == with_ranks.ids).all()
+
+
+def test_share_intervals_published_wilson_values():
+    rows = share_intervals({"b": 81 / 263, "other": 182 / 263}, 263)  # Newcombe (1998), Table I: 81/263
+    assert [(r["returned"], r["count"], r["share"]) for r in rows] == [("b", 81, 81 / 263), ("other", 182, 182 / 263)]
+    assert (rows[0]["low"], rows[0]["high"]) == pytest.approx((0.2553, 0.3662), abs=1e-4)
+    assert (rows[1]["low"], rows[1]["high"]) == pytest.approx((1 - 0.3662, 1 - 0.2553), abs=1e-4)
