@@ -312,3 +312,32 @@ def test_build_wnlampro_for_a_causal_model_keeps_one_token_targets(tiny, cli, ho
     vocab = set(target_words(tiny["gpt2"]))
     assert rows and all(set(row["targets"]) <= vocab for row in rows)
     assert {"keyword": "hot", "targets": ["cold"]}.items() <= next(r for r in rows if r["keyword"] == "hot").items()
+
+
+# ------------------------------------------------------------------------- intervals of the two-model stage
+
+
+def _rows(cells: dict) -> list[dict]:
+    return [{"strategy": "original", "id": i, "relation": rel, "bucket": b, "rr": rr, "p@3": 0.0, "p@10": 0.0,
+             "random_rr": 0.0} for i, ((rel, b), values) in enumerate(cells.items()) for rr in values]
+
+
+def test_frequency_gap_and_mrr_intervals_by_hand():
+    from lexprobe.analyses.probing import aggregate, bucket_gap, mrr_interval
+
+    rows = _rows({("antonym", "rare"): [0.0, 0.5], ("antonym", "frequent"): [1.0, 1.0],
+                  ("hypernym", "rare"): [0.2], ("hypernym", "frequent"): [0.6, 0.4]})
+    population = {("antonym", "rare"): 10, ("antonym", "frequent"): 30, ("hypernym", "rare"): 30,
+                  ("hypernym", "frequent"): 10}
+    gap = bucket_gap(rows, "original", "frequent", "rare", population=population, seed=1)
+    # frequent (30 * 1 + 10 * 0.5) / 40 = 0.875, rare (10 * 0.25 + 30 * 0.2) / 40 = 0.2125
+    assert gap["difference"] == pytest.approx(0.6625) and gap["entries"] == 7
+    # resampled cell means stay within [0.4, 0.6] (hypernym frequent) and [0, 0.5] (antonym rare)
+    assert 0.575 - 1e-12 <= gap["low"] <= 0.6625 <= gap["high"] <= 0.75 + 1e-12 and gap["low"] < gap["high"]
+    mrr, low, high = mrr_interval(rows, "original", relation="antonym", bucket="all", population=population)
+    assert mrr == pytest.approx((10 * 0.25 + 30 * 1.0) / 40)
+    table = {(r["relation"], r["bucket"]): r["mrr"] for r in aggregate(rows, population=population)}
+    assert table[("antonym", "all")] == pytest.approx(mrr)  # the interval belongs to the table's number
+    assert (30 * 1.0) / 40 <= low <= mrr <= high <= (10 * 0.5 + 30 * 1.0) / 40
+    assert mrr_interval(rows, "original", relation="antonym")[0] == pytest.approx(0.625)  # plain mean
+    assert np.isnan(bucket_gap(rows, "original", "medium", "rare")["difference"])  # no medium entries

@@ -408,20 +408,104 @@ def compare_strategies(rows: Sequence[dict], first: str, second: str, *,
     return {"difference": diff, "low": low, "high": high, "entries": len(ids)}
 
 
-def top_predictions(lm: MaskedLM, text: str, k: int = 10) -> list[dict]:
-    """The ``k`` most probable tokens for the one blank (``___``) of ``text`` (a causal model: the next tokens
-    after the text before the blank, :func:`lexprobe.analyses.causal_probing.top_predictions`)."""
+def _cells(rows: Sequence[dict], strategy: str, relation: str | None = None,
+           bucket: str | None = None) -> dict[tuple[str, str], np.ndarray]:
+    """RR values of ``strategy`` per (relation, bucket) cell, keeping ``relation`` / ``bucket`` when given
+    ("all" or None: every bucket)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if r["strategy"] == strategy and relation in (None, r["relation"]) and bucket in (None, "all", r["bucket"]):
+            out.setdefault((r["relation"], r["bucket"]), []).append(r["rr"])
+    return {c: np.asarray(v) for c, v in sorted(out.items())}
+
+
+def _weighted_mean_bootstrap(cells: Mapping[tuple[str, str], np.ndarray],
+                             population: Mapping[tuple[str, str], int] | None, rng, resamples: int):
+    """(the cells' means weighted by ``population`` (by the cells' sizes without it), the same over
+    ``resamples`` resamples that draw each cell's values on their own)."""
+    w = np.array([population.get(c, 0) if population is not None else len(v) for c, v in cells.items()], float)
+    estimate = float(w @ [v.mean() for v in cells.values()] / w.sum())
+    boots = w @ np.array([v[rng.integers(0, len(v), size=(resamples, len(v)))].mean(1)
+                          for v in cells.values()]) / w.sum()
+    return estimate, boots
+
+
+def mrr_interval(rows: Sequence[dict], strategy: str, *, relation: str | None = None, bucket: str | None = None,
+                 population: Mapping[tuple[str, str], int] | None = None, resamples: int = 2000, seed: int = 0,
+                 level: float = 0.95) -> tuple[float, float, float]:
+    """MRR of ``strategy`` over a relation and/or bucket with its percentile bootstrap interval: (mrr, low, high).
+    Entries are resampled within their (relation, bucket) cell and the cells weighted as :func:`aggregate`
+    weights them, so the MRR is the table's."""
+    cells = _cells(rows, strategy, relation, bucket)
+    if not cells:
+        return float("nan"), float("nan"), float("nan")
+    estimate, boots = _weighted_mean_bootstrap(cells, population, np.random.default_rng(seed), resamples)
+    low, high = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
+    return estimate, float(low), float(high)
+
+
+def bucket_gap(rows: Sequence[dict], strategy: str, high: str, low: str, *,
+               population: Mapping[tuple[str, str], int] | None = None, resamples: int = 2000, seed: int = 0,
+               level: float = 0.95) -> dict:
+    """MRR of bucket ``high`` minus MRR of bucket ``low`` for ``strategy`` (the frequency effect: frequent minus
+    rare) with a percentile bootstrap interval. The two buckets hold different entries (not paired): each
+    (relation, bucket) cell is resampled on its own, a bucket's MRR is its cells' means weighted as in
+    :func:`aggregate`. Returns ``difference``, ``low``, ``high``, ``entries``; NaN when a bucket has no entry."""
+    rng = np.random.default_rng(seed)
+    parts = [_cells(rows, strategy, bucket=b) for b in (high, low)]
+    entries = sum(len(v) for cells in parts for v in cells.values())
+    if not all(parts):
+        return {"difference": float("nan"), "low": float("nan"), "high": float("nan"), "entries": entries}
+    (e_high, b_high), (e_low, b_low) = [_weighted_mean_bootstrap(c, population, rng, resamples) for c in parts]
+    lo, hi = np.quantile(b_high - b_low, [(1 - level) / 2, (1 + level) / 2])
+    return {"difference": e_high - e_low, "low": float(lo), "high": float(hi), "entries": entries}
+
+
+MASK_WORD = "[MASK]"  # LAMA's (and BERT's) way to write the blank, taken as well as ___
+
+
+def with_blank(lm, text: str) -> str:
+    """``text`` with its blank written ``___``: ``[MASK]`` and the model's own mask token (``<mask>``) are
+    taken too; exactly one blank is required."""
+    for form in dict.fromkeys([MASK_WORD, getattr(lm.tokenizer, "mask_token", None) or MASK_WORD]):
+        text = text.replace(form, BLANK)
+    if text.count(BLANK) != 1:
+        raise LexprobeError(f"{text!r}: write exactly one blank ({BLANK} or {MASK_WORD}) where the model should "
+                            "predict a word")
+    return text
+
+
+def _blank_probabilities(lm: MaskedLM, text: str):
+    """The masked LM's distribution over its vocabulary at the one blank of ``text``."""
     import torch
 
-    if lm.kind == "causal":
-        return lm.top_predictions(text, k)
-
-    if text.count(BLANK) != 1:
-        raise LexprobeError(f"{text!r}: write exactly one blank {BLANK} where the model should predict a word")
-    ids = lm.encode(text.replace(BLANK, lm.tokenizer.mask_token))
+    ids = lm.encode(with_blank(lm, text).replace(BLANK, lm.tokenizer.mask_token))
     ids_t = torch.tensor([ids])
     logits = lm.mask_logits(ids_t, torch.ones_like(ids_t), torch.tensor([ids.index(lm.tokenizer.mask_token_id)]))[0]
-    probs = torch.softmax(logits, -1)
+    return torch.softmax(logits, -1)
+
+
+def gold_rank(lm: MaskedLM, text: str, gold: str) -> tuple[int, float]:
+    """(rank, probability) of the word ``gold`` at the blank of ``text``: 1 + the number of tokens more probable.
+    ``gold`` must be one token of the model's vocabulary (the blank predicts one token)."""
+    if lm.kind == "causal":
+        raise LexprobeError("--gold ranks a word at a masked LM's blank; this is a causal model")
+    pieces = lm.tokenizer.tokenize(gold)
+    if len(pieces) != 1:
+        raise LexprobeError(f"gold word {gold!r} is {len(pieces)} tokens for this model ({' '.join(pieces)}); the "
+                            "blank predicts one token")
+    probs = _blank_probabilities(lm, text)
+    p = probs[lm.tokenizer.convert_tokens_to_ids(pieces[0])]
+    return int((probs > p).sum()) + 1, float(p)
+
+
+def top_predictions(lm: MaskedLM, text: str, k: int = 10) -> list[dict]:
+    """The ``k`` most probable tokens for the one blank (``___`` or ``[MASK]``) of ``text`` (a causal model: the
+    next tokens after the text before the blank, :func:`lexprobe.analyses.causal_probing.top_predictions`)."""
+    if lm.kind == "causal":
+        return lm.top_predictions(with_blank(lm, text), k)
+
+    probs = _blank_probabilities(lm, text)
     p, idx = probs.topk(k)
     tokens = lm.tokenizer.convert_ids_to_tokens(idx.tolist())
     return [{"rank": r + 1, "token": t, "probability": float(pp)} for r, (t, pp) in enumerate(zip(tokens, p))]

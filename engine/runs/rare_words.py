@@ -180,68 +180,127 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
     return {**result, "markdown": markdown}
 
 
-def wnlampro_stage(run_dir: RunDir, settings) -> Section:
-    """Build WNLaMPro from WordNet for the packaged masked LM and probe it with every keyword strategy
-    (:func:`run_wnlampro`): MRR by frequency bucket beside a random ranking (Figure 2).
+# Models of the WNLaMPro stage, the masked and the causal one, each with (entries per relation, OTA iterations) for
+# --quick and for the full run. SmolLM2 (135M parameters, 30 layers) costs about 100 times SPLADE-tiny per token:
+# its sample and OTA are small so that the whole main job stays within 15 minutes on 2 cores (README).
+STAGE_MODELS = {"splade-tiny": {"quick": (40, 100), "full": (200, 400)},
+                "smollm2": {"quick": (6, 10), "full": (24, 30)}}
+STAGE_STRATEGIES = ("original", "ota", "first", "last", "avg")
 
-    A sample of entries per relation (``limit``, seeded) and a short OTA keep the stage within minutes; OTA
+
+def _stage_model(run_dir: RunDir, settings, model: str) -> dict:
+    """One model of the WNLaMPro stage: WNLaMPro built for its vocabulary and probed with every strategy into
+    ``<stage>/<model>/``; returns what the stage's tables need."""
+    from ..analyses.probing import bucket_gap, compare_strategies
+    from ..analyses.wnlampro_build import build_wnlampro
+
+    limit, ota_iterations = STAGE_MODELS[model]["quick" if settings.quick else "full"]
+    folder = run_dir.path / model
+    entries = build_wnlampro(model, seed=settings.seed, home=settings.home)
+    dataset = write_dataset(entries, folder / "dataset")["jsonl"]
+    result = run_wnlampro(model, dataset, folder, strategies=STAGE_STRATEGIES, limit=limit,
+                          ota_iterations=ota_iterations, seed=settings.seed, threads=1)
+    overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result["overall"]}
+    mrr = lambda s, b: overall.get((s, b), float("nan"))  # noqa: E731
+    best = max(("first", "last", "avg"), key=lambda s: mrr(s, "all"))
+    population = result["population"]
+    return {"model": model, "entries": entries, "result": result, "limit": limit, "ota_iterations": ota_iterations,
+            "mrr": mrr, "best": best,
+            "gap": compare_strategies(result["rows"], "ota", best, population=population, seed=settings.seed),
+            "frequency": {s: bucket_gap(result["rows"], s, "frequent", "rare", population=population,
+                                        seed=settings.seed) for s in STAGE_STRATEGIES}}
+
+
+def _with_intervals(run: dict, seed: int) -> list[dict]:
+    """The by-relation-and-bucket table of one model with a 95% bootstrap interval of each MRR."""
+    from ..analyses.probing import mrr_interval
+
+    out = []
+    for r in run["result"]["by_bucket"]:
+        _, low, high = mrr_interval(run["result"]["rows"], r["strategy"], relation=r["relation"],
+                                    bucket=r["bucket"], population=run["result"]["population"], seed=seed)
+        out.append({"model": run["model"], **r, "mrr_low": low, "mrr_high": high})
+    return out
+
+
+def wnlampro_stage(run_dir: RunDir, settings) -> Section:
+    """Build WNLaMPro from WordNet for the packaged masked LM (SPLADE-tiny) and the packaged causal LM (SmolLM2)
+    and probe each with every keyword strategy (:func:`run_wnlampro`): Table 4 per model, Figure 2 with both,
+    the frequency effect and OTA against the subword baselines with bootstrap intervals, MRR by relation and
+    bucket with intervals.
+
+    A sample of entries per relation (``STAGE_MODELS``, seeded) and a short OTA keep the stage within minutes; it
     runs on one torch thread like the OTA stage.
     """
-    from ..analyses.probing import compare_strategies
-    from ..analyses.wnlampro_build import TABLE4_CAUSES, build_wnlampro, table4, table4_against_paper
+    from ..analyses.wnlampro_build import TABLE4_CAUSES, table4, table4_against_paper
 
-    model = "splade-tiny"
-    limit, ota_iterations = (40, 100) if settings.quick else (200, 400)
-    strategies = ("original", "ota", "first", "last", "avg")
-    entries = build_wnlampro(model, seed=settings.seed, home=settings.home)
-    dataset = write_dataset(entries, run_dir.path / "dataset")["jsonl"]
-    result = run_wnlampro(model, dataset, run_dir.path, strategies=strategies, limit=limit,
-                          ota_iterations=ota_iterations, seed=settings.seed, threads=1)
-    overall = {(r["strategy"], r["bucket"]): r for r in result["overall"]}
-    mrr = lambda s, b: overall.get((s, b), {}).get("mrr", float("nan"))  # noqa: E731
-    by_bucket = [{"strategy": s, **{b: mrr(s, b) for b in ("rare", "medium", "frequent", "all")}}
-                 for s in strategies]
-    by_bucket.append({"strategy": "random", **{b: result["summary"]["random_mrr_by_bucket"].get(b)
-                                               for b in ("rare", "medium", "frequent", "all")}})
-    frequency_matters = all(mrr(s, "rare") < mrr(s, "frequent") for s in strategies)
-    best = max(("first", "last", "avg"), key=lambda s: mrr(s, "all"))
-    gap = compare_strategies(result["rows"], "ota", best, population=result["population"], seed=settings.seed)
+    runs = [_stage_model(run_dir, settings, model) for model in STAGE_MODELS]
+    buckets = ("rare", "medium", "frequent", "all")
     section = Section("wnlampro", WNLAMPRO_TITLE, "rare-words")
-    section.text.append(f"WNLaMPro built from WordNet 3.0 for {model}: {len(entries)} entries; probed a sample of "
-                        f"at most {limit} entries per relation (seed {settings.seed}, drawn apart from the dev/test "
-                        "split), dev and test; the bucket and overall means weight each (relation, bucket) cell by "
-                        "its share of the dataset, so they estimate the whole dataset's.")
-    section.tables.append(Table("Table 4: entries by relation and frequency bucket", table4(entries)))
-    versus = table4_against_paper(entries)
+    for run in runs:
+        section.text.append(
+            f"WNLaMPro built from WordNet 3.0 for {run['model']}: {len(run['entries'])} entries; probed a sample of "
+            f"at most {run['limit']} entries per relation (seed {settings.seed}, drawn apart from the dev/test "
+            f"split), dev and test, OTA with {run['ota_iterations']} iterations; the bucket and overall means weight "
+            "each (relation, bucket) cell by its share of the dataset, so they estimate the whole dataset's.")
+    for run in runs:
+        section.tables.append(Table(f"Table 4 ({run['model']}): entries by relation and frequency bucket",
+                                    table4(run["entries"])))
+    versus = [{"model": run["model"], **r} for run in runs for r in table4_against_paper(run["entries"])]
     section.tables.append(Table(
         "Table 4 rebuilt beside the paper's (ratio = rebuilt / paper)", versus,
         finding="Table 4: antonym 366, hypernym 7,726, cohyponym+ 10,826, corruption 2,880 entries.",
-        observed="; ".join(f"{r['relation']} {r['entries']} vs {r['paper_entries']} ({r['entries_ratio']:.2f}x), "
-                           f"mean targets {r['mean_targets']:.1f} vs {r['paper_mean_targets']:.1f}"
-                           for r in versus if r["bucket"] == "all")
+        observed="; ".join(f"{r['model']} {r['relation']} {r['entries']} vs {r['paper_entries']} "
+                           f"({r['entries_ratio']:.2f}x), mean targets {r['mean_targets']:.1f} vs "
+                           f"{r['paper_mean_targets']:.1f}" for r in versus if r["bucket"] == "all")
                  + " (criterion: every relation within 15% of the paper's entries and mean targets). Causes of the "
                  "differences: " + " ".join(f"{k}: {v}" for k, v in TABLE4_CAUSES.items()),
         agrees=all(abs(r["entries_ratio"] - 1) <= 0.15 and abs(r["targets_ratio"] - 1) <= 0.15
                    for r in versus if r["bucket"] == "all")))
+    by_bucket = [{"model": run["model"], "strategy": s, **{b: run["mrr"](s, b) for b in buckets}}
+                 for run in runs for s in STAGE_STRATEGIES]
+    by_bucket += [{"model": run["model"], "strategy": "random",
+                   **{b: run["result"]["summary"]["random_mrr_by_bucket"].get(b) for b in buckets}} for run in runs]
+    effect = [{"model": run["model"], "strategy": s, "rare": run["mrr"](s, "rare"),
+               "frequent": run["mrr"](s, "frequent"), **{f"frequent - rare {k}": run["frequency"][s][k]
+                                                        for k in ("difference", "low", "high")}}
+              for run in runs for s in STAGE_STRATEGIES]
+    section.tables.append(Table("MRR by keyword frequency, model and strategy (Figure 2)", by_bucket))
     section.tables.append(Table(
-        "MRR by keyword frequency and strategy (Figure 2)", by_bucket,
+        "The frequency effect: MRR of frequent minus rare keywords, with its bootstrap 95% interval", effect,
         finding="For all models the score depends heavily on the word frequency (rare words score lowest).",
-        observed="rare < frequent MRR for " + ("every strategy" if frequency_matters else "not every strategy")
-                 + "; " + ", ".join(f"{s} {mrr(s, 'rare'):.3f}/{mrr(s, 'frequent'):.3f}" for s in strategies),
-        agrees=frequency_matters))
+        observed="; ".join(f"{run['model']} original {run['frequency']['original']['difference']:+.4f} "
+                           f"[{run['frequency']['original']['low']:+.4f}, {run['frequency']['original']['high']:+.4f}]"
+                           for run in runs)
+                 + f"; interval above 0 in {sum(r['frequent - rare low'] > 0 for r in effect)}/{len(effect)} "
+                   "(model, strategy) rows (entries resampled within relation and bucket; the buckets are different "
+                   "entries, so not paired); criterion: the interval lies above 0 for every model's original "
+                   "keywords",
+        agrees=all(run["frequency"]["original"]["low"] > 0 for run in runs)))
+    versus_baselines = [{"model": run["model"], **{s: run["mrr"](s, "all") for s in STAGE_STRATEGIES},
+                         "best baseline": run["best"], **{f"ota - best {k}": run["gap"][k]
+                                                          for k in ("difference", "low", "high")}} for run in runs]
     section.tables.append(Table(
-        "OTA against the subword baselines (MRR, all entries)",
-        [{"strategy": s, "mrr": mrr(s, "all")} for s in strategies],
+        "OTA against the subword baselines (MRR, all entries)", versus_baselines,
         finding="OTA performs much better than the first, last and avg baselines, and close to the original "
                 "multi-token keyword.",
-        observed=f"OTA {mrr('ota', 'all'):.4f}, best baseline ({best}) {mrr(best, 'all'):.4f}, original "
-                 f"{mrr('original', 'all'):.4f}; OTA minus {best} {gap['difference']:+.4f} "
-                 f"[{gap['low']:+.4f}, {gap['high']:+.4f}] (paired bootstrap 95% over {gap['entries']} entries, "
-                 "resampled within relation and bucket); criterion: the interval lies above 0 (how much better "
-                 "is the size of the difference, not judged)",
-        agrees=gap["low"] > 0))
-    section.tables.append(Table("MRR, P@3 and P@10 by relation and bucket", result["by_bucket"]))
-    section.images.append(Image("figure2.png", "Figure 2: MRR by keyword frequency and strategy"))
-    section.settings = {"model": model, "limit per relation": limit, "OTA iterations": ota_iterations,
-                        "strategies": ", ".join(strategies), "cutoff": 100, "seed": settings.seed}
+        observed="; ".join(f"{run['model']}: OTA {run['mrr']('ota', 'all'):.4f}, best baseline ({run['best']}) "
+                           f"{run['mrr'](run['best'], 'all'):.4f}, original {run['mrr']('original', 'all'):.4f}; "
+                           f"OTA minus {run['best']} {run['gap']['difference']:+.4f} [{run['gap']['low']:+.4f}, "
+                           f"{run['gap']['high']:+.4f}] over {run['gap']['entries']} entries" for run in runs)
+                 + " (paired bootstrap 95%, resampled within relation and bucket); criterion: the interval lies "
+                   "above 0 for every model (how much better is the size of the difference, not judged)",
+        agrees=all(run["gap"]["low"] > 0 for run in runs)))
+    for run in runs:
+        section.tables.append(Table(f"MRR (95% bootstrap interval), P@3 and P@10 by relation and bucket "
+                                    f"({run['model']})", _with_intervals(run, settings.seed)))
+    labels = [f"{b} ({run['model']})" for run in runs for b in buckets]
+    series = {s: [run["mrr"](s, b) for run in runs for b in buckets] for s in STAGE_STRATEGIES}
+    series["random"] = [run["result"]["summary"]["random_mrr_by_bucket"].get(b, 0.0) for run in runs for b in buckets]
+    bar_chart(run_dir.file("figure2.png"), labels, series, ylabel="MRR",
+              title="WNLaMPro MRR by keyword frequency: " + " and ".join(STAGE_MODELS))
+    section.images.append(Image("figure2.png", "Figure 2: MRR by keyword frequency and strategy, both models"))
+    section.settings = {f"{run['model']}": f"at most {run['limit']} entries per relation, OTA {run['ota_iterations']} "
+                                          "iterations" for run in runs}
+    section.settings.update({"strategies": ", ".join(STAGE_STRATEGIES), "cutoff": 100, "seed": settings.seed})
     return section
