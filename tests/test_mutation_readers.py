@@ -89,3 +89,32 @@ def test_files_and_empty_corpus(tmp_path):
     (tmp_path / "y.data.xml").write_text(DATA)
     with pytest.raises(LexprobeError, match="2 \\*.data.xml files"):
         wsd_files(tmp_path)
+
+
+def _write(tmp_path, data, gold="s.t0 k%1\n"):
+    (tmp_path / "s.data.xml").write_text(data)
+    (tmp_path / "s.gold.key.txt").write_text(gold)
+    return tmp_path / "s.data.xml"
+
+
+def test_bad_xml_errors_name_file_line_and_problem(tmp_path):
+    head = '<?xml version="1.0"?>\n<corpus>\n'
+    inst = '<instance id="s.t0" lemma="x" pos="X">x</instance>'
+    path = _write(tmp_path, head + f'<sentence id="s">{inst}</sentence>\n<sentence id="q">\n<wf>y</wf>\n'
+                  '<sentence id="s"><wf>z</wf></sentence>\n</sentence>\n</corpus>\n')
+    with pytest.raises(InputError) as e:  # the second <sentence id="s"> is on line 6
+        read_wsd(path)
+    assert (e.value.line, e.value.problem) == (6, "sentence id 's' appears twice")
+    path = _write(tmp_path, head + f'<sentence id="s">{inst}</sentence>\n<sentence><wf>y</wf></sentence>\n</corpus>\n')
+    with pytest.raises(InputError, match=r"a <sentence> after \['s'\] has no id"):
+        read_wsd(path)
+    path = _write(tmp_path, head + f'<sentence id="s">{inst}\n</wf>\n</sentence>\n</corpus>\n')
+    with pytest.raises(InputError) as e:
+        read_wsd(path)
+    assert (e.value.line, e.value.problem) == (4, "malformed XML (mismatched tag)")
+
+
+def test_unmatched_gold_keys_counted_first_named(tmp_path):
+    path = _write(tmp_path, '<corpus><sentence id="s"><instance id="s.t0" lemma="x" pos="X">x</instance>'
+                  '</sentence></corpus>', "zz.t1 k%1\ns.t0 k%2\naa.t2 k%3\n")
+    assert read_wsd(path).skipped.as_dict() == {"gold key without instance": {"count": 2, "first": "s.gold.key.txt: zz.t1"}}
