@@ -341,3 +341,11 @@ def test_frequency_gap_and_mrr_intervals_by_hand():
     assert (30 * 1.0) / 40 <= low <= mrr <= high <= (10 * 0.5 + 30 * 1.0) / 40
     assert mrr_interval(rows, "original", relation="antonym")[0] == pytest.approx(0.625)  # plain mean
     assert np.isnan(bucket_gap(rows, "original", "medium", "rare")["difference"])  # no medium entries
+
+
+def test_recovery_mean_init_is_refused_for_a_bpe_vocabulary(tiny):
+    from lexprobe.analyses.ota_recovery import run_recovery
+
+    lm = CausalLM.load(tiny["gpt2"])
+    with pytest.raises(LexprobeError, match="WordPiece"):
+        run_recovery(lm.model, lm.tokenizer, n_words=2, iterations=50, inits=("mean",))
