@@ -467,10 +467,11 @@ MASK_WORD = "[MASK]"  # LAMA's (and BERT's) way to write the blank, taken as wel
 def with_blank(lm, text: str) -> str:
     """``text`` with its blank written ``___``: ``[MASK]`` and the model's own mask token (``<mask>``) are
     taken too; exactly one blank is required."""
+    typed = text
     for form in dict.fromkeys([MASK_WORD, getattr(lm.tokenizer, "mask_token", None) or MASK_WORD]):
         text = text.replace(form, BLANK)
     if text.count(BLANK) != 1:
-        raise LexprobeError(f"{text!r}: write exactly one blank ({BLANK} or {MASK_WORD}) where the model should "
+        raise LexprobeError(f"{typed!r}: write exactly one blank ({BLANK} or {MASK_WORD}) where the model should "
                             "predict a word")
     return text
 

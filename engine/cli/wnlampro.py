@@ -91,21 +91,41 @@ def bench_wnlampro(obj: Context, model, dataset, strategies, split, relations, l
 
 @query_group.command("probe")
 @_model_option
-@click.argument("text")
+@click.argument("texts", metavar="TEXT...", nargs=-1)
+@click.option("--file", "text_file", type=click.Path(dir_okay=False, exists=True),
+              help="Sentences to probe, one a line (blank lines and '#' comments skipped), besides any TEXT.")
 @click.option("-k", "k", type=K, default=10, show_default=True, help="Number of predictions.")
+@click.option("--gold", help="A word: print its rank and probability at each blank (with the top k, joined), "
+                             "instead of the top-k rows (masked LMs).")
 @format_option
-def probe_cmd(model, text, k, fmt) -> None:
-    """The model's top-k tokens for the blank ___ in TEXT (e.g. "A kumquat is a ___ .").
+def probe_cmd(model, texts, text_file, k, gold, fmt) -> None:
+    """The model's top-k tokens for the blank in each TEXT: ___ or [MASK] (LAMA's habit), e.g.
+    "A kumquat is a [MASK] ." With several sentences (or --file) each row names its sentence.
 
     A causal model (e.g. --model smollm2) predicts the next token: the blank must end TEXT (only punctuation and
     quotes may follow); its top-k next tokens are shown as words (whole_word: false for a piece of a longer word).
     """
     from ..analyses.language_models import load_lm
-    from ..analyses.probing import top_predictions
+    from ..analyses.probing import gold_rank, top_predictions
+    from ..sources.datasets.word_lines import text_lines
 
+    sentences = list(texts) + (text_lines(text_file, "sentences") if text_file else [])
+    if not sentences:
+        raise LexprobeError("give a sentence with a blank (TEXT) or --file FILE")
     lm = load_lm(model)
-    rows = top_predictions(lm, text, clamp_k(k, lm.vocab_size, "tokens of the vocabulary"))
-    click.echo(render(rows, fmt, ["rank", "token", "probability"] + (["whole_word"] if lm.kind == "causal" else [])))
+    k = clamp_k(k, lm.vocab_size, "tokens of the vocabulary")
+    several = len(sentences) > 1
+    if gold:
+        rows = []
+        for text in sentences:
+            rank, p = gold_rank(lm, text, gold)
+            top = ", ".join(r["token"] for r in top_predictions(lm, text, k))
+            rows.append({"sentence": text, "gold": gold, "rank": rank, "probability": p, f"top_{k}": top})
+        click.echo(render(rows, fmt, ["sentence", "gold", "rank", "probability", f"top_{k}"]))
+        return
+    rows = [{"sentence": text, **row} for text in sentences for row in top_predictions(lm, text, k)]
+    columns = ["rank", "token", "probability"] + (["whole_word"] if lm.kind == "causal" else [])
+    click.echo(render(rows, fmt, (["sentence"] if several else []) + columns))
 
 
 @bench_group.command("probing")
