@@ -67,11 +67,11 @@ def test_every_field_of_a_small_corpus(corpus):
 def test_gold_key_errors_name_the_line(tmp_path):
     p = tmp_path / "g.gold.key.txt"
     p.write_text("a k1\n\nb\n")
-    with pytest.raises(InputError, match=r"has no sense key") as e:
+    with pytest.raises(InputError, match=r"instance 'b' has no sense key") as e:
         read_gold_keys(p)
     assert ":3" in str(e.value)
     p.write_text("a k1 k2\na k3\n")
-    with pytest.raises(InputError, match=r"listed twice") as e:
+    with pytest.raises(InputError, match=r"instance 'a' is listed twice") as e:
         read_gold_keys(p)
     assert ":2" in str(e.value)
     p.write_text("a k1 k2\nb k3\n")
