@@ -128,6 +128,9 @@ def test_topk_rows_ties_across_the_cut():
     assert cols.tolist() == [[1, 5, 0], [0, 1, 2]]
     assert vals.tolist() == [[0.9, 0.9, 0.5], [1, 1, 1]] or np.allclose(vals, [[0.9, 0.9, 0.5], [1, 1, 1]])
     assert topk.topk_rows(R, 1)[0].tolist() == [[1], [0]]
+    wide = np.zeros((2, 50_000), np.float32)  # argpartition alone picks equal scores from anywhere
+    wide[1, 40_000:] = 1.0
+    assert topk.topk_rows(wide, 5)[0].tolist() == [[0, 1, 2, 3, 4], list(range(40_000, 40_005))]
 
 
 def test_bf16_keys_order_like_the_values_and_never_cut_too_high():
