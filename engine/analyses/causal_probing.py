@@ -105,9 +105,11 @@ class CausalLM(MaskedLM):
 
     def at_blank(self, target_ids, pattern: str) -> list[int]:
         """``target_ids`` (from :meth:`whole_words`) in the form ``pattern``'s blank gives them."""
+        spaced = spaced_blank(pattern)
+        if spaced:  # whole_words gives the spaced form whenever a pattern asks for it
+            return list(target_ids)
         if self._words is None:
             self._words = {t: w for w, t in self.whole_words().items()}
-        spaced = spaced_blank(pattern)
         words = [self._words[int(t)] for t in target_ids]
         return [i for i in one_token_ids(self.tokenizer, words, spaced) if i is not None]
 
