@@ -1,0 +1,48 @@
+"""Table 1's cell summaries and checks by hand (mutation testing, issue 20)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lexprobe.analyses.sense_cells import bucket_checks, summarize_cells
+
+
+def _cell(cell, queries, p, rp, ap, rap, run="m"):
+    return {"run": run, "cell": cell, "queries": queries, "p_at_k_mean": p, "random_p_at_k_mean": rp, "map": ap,
+            "random_map": rap}
+
+
+def test_bucket_checks_need_both_p_at_k_and_map_strictly_above_random():
+    rows = [_cell("l<500, r<0.25", 1, 0.30, 0.20, 0.10, 0.20),        # P@k above, MAP below
+            _cell("l<500, r>=0.25", 4, 0.50, 0.50, 0.60, 0.20),       # P@k equal: not above
+            _cell("l>=500, r<0.25", 0, float("nan"), 0.1, 0.1, 0.1),   # empty: left out
+            _cell("l>=500, r>=0.25", 2, 0.60, 0.20, 0.70, 0.20),
+            _cell("all", 7, 0.5, 0.3, 0.5, 0.2)]
+    got = bucket_checks(rows)["m"]
+    assert got == {"every_cell_beats_random": False, "rare_senses_score_lower": True, "cells_compared": 3,
+                   "cells_not_above_random": ["l<500, r<0.25 (1 query)", "l<500, r>=0.25 (4 queries)"]}
+    ok = bucket_checks([_cell("l<500, r<0.25", 3, 0.3, 0.2, 0.3, 0.2, run="x"),
+                        _cell("l<500, r>=0.25", 3, 0.3, 0.2, 0.3, 0.2, run="x")])["x"]
+    assert ok["every_cell_beats_random"] and not ok["rare_senses_score_lower"]  # equal P@k: not lower
+    assert ok["cells_not_above_random"] == []
+
+
+def test_summarize_cells_means_per_cell_and_all():
+    t = pa.table({"cell": ["A", "A", "B"], "lemma": ["x", "y", "x"],
+                  "p_at_k": [[1.0, 0.5], [0.0, 0.5], [1.0, 1.0]], "random_p_at_k": [[0.2, 0.2], [0.4, 0.4], [0.1, 0.3]],
+                  "ap": [1.0, 0.0, 0.5], "random_ap": [0.3, 0.1, 0.2]})
+    rows, curves = summarize_cells(t, ["A", "B", "C"])
+    by = {r["cell"]: r for r in rows}
+    assert [r["cell"] for r in rows] == ["A", "B", "C", "all"]
+    assert by["A"] == {"cell": "A", "queries": 2, "lemmas": 2, "p_at_k_mean": 0.5, "map": 0.5,
+                       "random_p_at_k_mean": pytest.approx(0.3), "random_map": pytest.approx(0.2)}
+    assert by["all"]["queries"] == 3 and by["all"]["lemmas"] == 2 and by["all"]["map"] == pytest.approx(0.5)
+    assert by["C"]["queries"] == 0 and all(math.isnan(by["C"][k]) for k in
+                                           ("p_at_k_mean", "map", "random_p_at_k_mean", "random_map"))
+    assert set(curves) == {"A", "B", "all"}
+    np.testing.assert_allclose(curves["A"]["p_at_k"], [0.5, 0.5])
+    np.testing.assert_allclose(curves["all"]["random_p_at_k"], [0.7 / 3, 0.9 / 3])
