@@ -79,7 +79,7 @@ def test_cli_builds_google_offsets_and_reports_bad_input(cli, glove_home, shared
     r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", f"bats:{bad}")
     assert r.code == 2 and f"{bad}:2:" in r.err and r.err.count("\n") == 1
     r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", "vecto:/x")
-    assert r.code == 2 and "bats:PATH or google:PATH" in r.err
+    assert r.code == 2 and "bats:PATH, google:PATH" in r.err and "vecto:/x" in r.err
     r = cli("--home", glove_home, "query", "neighbors", "--index", "glove-google", "x")
     assert r.code == 2
 

@@ -58,7 +58,7 @@ def test_the_serve_command_listens_on_loopback_and_answers(glove_home):
         assert match, (printed, process.stderr.read() if process.poll() is not None else "")
         with urllib.request.urlopen(match.group(1) + "api/indexes", timeout=60) as response:
             body = json.load(response)
-        assert [(i["name"], i["kind"]) for i in body["indexes"]] == [("glove", "words")]
+        assert ("glove", "words") in [(i["name"], i["kind"]) for i in body["indexes"]]  # the session home may hold more
     finally:
         process.terminate()
         process.wait(timeout=30)
