@@ -1,0 +1,57 @@
+"""The offsets index glue by hand: true pair sets, missing shuffles and their read-back (mutation testing,
+issue 20)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from lexprobe.analyses.offsets import PairSet, missing_shuffles, ocs, relation_sets, rng_for, stored_shuffle_units
+from lexprobe.core.errors import LexprobeError
+
+
+def test_seed_and_pair_count_errors():
+    with pytest.raises(LexprobeError, match="seed must be >= 0, got -1"):
+        rng_for(-1)
+    assert rng_for(0, "x").integers(1 << 30) == rng_for(0, "x").integers(1 << 30)
+    with pytest.raises(LexprobeError, match="OCS needs at least 2 pairs, got 1"):
+        ocs(np.ones((1, 3)))
+
+
+def test_relation_sets_in_index_order_without_zero_offsets():
+    rows = SimpleNamespace(relation=np.array(["r2", "r1", "r2", "r1", "r3"], dtype=object),
+                           category=np.array(["c2", "c1", "c2", "c1", "c3"], dtype=object),
+                           start_id=np.array([1, 2, 3, 4, 5]), end_id=np.array([6, 7, 3, 8, 5]))
+    sets = relation_sets(rows)
+    assert [(s.relation, s.category, s.start_ids.tolist(), s.end_ids.tolist()) for s in sets] == [
+        ("r2", "c2", [1], [6]), ("r1", "c1", [2, 4], [7, 8]), ("r3", "", [], [])]
+
+
+def test_missing_shuffles_and_their_read_back():
+    words = SimpleNamespace(raw=np.arange(40, dtype=np.float32).reshape(10, 4) ** 1.5,
+                            words=[f"w{i}" for i in range(10)])
+    rel = PairSet("r", "c", np.array([0, 1, 2, 3]), np.array([4, 5, 6, 7]))
+    lone = PairSet("one", "c", np.array([8]), np.array([9]))
+    stored = SimpleNamespace(relation=np.array(["r", "r", "r"], dtype=object), seed=np.array([5, 5, 6]),
+                             replicate=np.array([0, 2, 1]))
+    t = missing_shuffles(words, [rel, lone], stored, 4, seed=5)  # seed 5 holds shuffles 0 and 2
+    assert t.column("replicate").to_pylist() == [1] * 4 + [3] * 4
+    assert t.column("start_id").to_pylist() == [0, 1, 2, 3] * 2
+    for r in range(2):
+        ends = t.column("end_id").to_pylist()[4 * r: 4 * r + 4]
+        assert sorted(ends) == [4, 5, 6, 7] and all(e != 4 + i for i, e in enumerate(ends))  # no true pair kept
+    assert set(t.column("relation").to_pylist()) == {"r"} and set(t.column("seed").to_pylist()) == {5}
+    full = SimpleNamespace(relation=np.array(["r"] * 4, dtype=object), seed=np.full(4, 5), replicate=np.arange(4))
+    assert missing_shuffles(words, [rel, lone], full, 4, seed=5) is None
+    # read back: rows ordered by (replicate, id), reshaped (shuffles, pairs, d)
+    unit = np.eye(4)[[0, 1, 2, 3, 3, 2, 1, 0]]
+    back = SimpleNamespace(relation=np.array(["r"] * 8 + ["q"], dtype=object), seed=np.array([5] * 8 + [5]),
+                           replicate=np.array([1, 1, 1, 1, 0, 0, 0, 0, 0]), id=np.array([4, 5, 6, 7, 0, 1, 2, 3, 9]),
+                           unit=np.vstack([unit, np.ones((1, 4))]))
+    got = stored_shuffle_units(SimpleNamespace(name="ix"), "r", 4, 2, 5, stored=back)
+    assert got.shape == (2, 4, 4)
+    assert (got[0] == np.eye(4)[[3, 2, 1, 0]]).all() and (got[1] == np.eye(4)).all()
+    with pytest.raises(LexprobeError, match="holds 8 shuffled offsets for seed 5, expected 3 x 4"):
+        stored_shuffle_units(SimpleNamespace(name="ix"), "r", 4, 3, 5, stored=back)
