@@ -33,6 +33,15 @@ _EXPORTS = {
     "analogy_test": ("analyses.analogy_test", "analogy_test"),
     "relation_offsets": ("analyses.offsets", "relation_offsets"),
     "offset_table1": ("runs.analogies", "run_table1"),
+    # BERT has uncommon sense: query by example (TokenIndex.query) and the ranking with its cells
+    "sense_ranking": ("analyses.senses", "sense_ranking"),
+    # rare words: OTA (inserted into a words index, or on its own), WNLaMPro built, read and probed
+    "insert_ota": ("analyses.ota", "insert_ota"),
+    "one_token_approximation": ("analyses.ota", "one_token_approximation"),
+    "load_lm": ("analyses.language_models", "load_lm"),
+    "build_wnlampro": ("analyses.wnlampro_build", "build_wnlampro"),
+    "read_wnlampro": ("sources.datasets.wnlampro", "read_dataset"),
+    "probe_wnlampro": ("analyses.probing", "probe_tables"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -115,7 +115,8 @@ def test_unknown_words_and_bad_topn_are_clear(glove):
         glove.analogy("man", "king", "woman", method="sub")
 
 
-DOCTESTED = ["lexprobe", "lexprobe.kinds.words", "lexprobe.analyses.analogy_test", "lexprobe.analyses.offsets"]
+DOCTESTED = ["lexprobe", "lexprobe.kinds.words", "lexprobe.analyses.analogy_test",  # kinds.tokens: test_tokens
+             "lexprobe.analyses.offsets", "lexprobe.analyses.senses"]
 
 
 @pytest.mark.parametrize("module", DOCTESTED)

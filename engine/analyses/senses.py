@@ -277,3 +277,39 @@ def _list_column(matrix: np.ndarray) -> pa.FixedSizeListArray:
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
 
+
+@dataclass
+class SenseRanking:
+    """What :func:`sense_ranking` computed: one row per query and the paper's Table 1 cells."""
+
+    queries: pa.Table        # per query: rank_senses' columns (lemma_freq, sense_ratio, cell, ap, p_at_k, ...)
+    cells: list[dict]        # per cell and "all": queries, lemmas, mean P@k, MAP and the random baseline's
+    skips: dict              # queries left out, by reason
+
+
+def sense_ranking(database, queries=None, *, lemma_edges=DEFAULT_LEMMA_EDGES, ratio_edges=DEFAULT_RATIO_EDGES,
+                  **options) -> SenseRanking:
+    """Gessler and Schneider's query-by-example ranking between two token indexes (``queries`` None: the
+    database against itself, each query left out), scored by P@k and AP and summarised per cell of lemma
+    frequency x sense proportion. ``options`` are :func:`rank_senses`'s (k_max, min_sense_count, frequency, ...).
+
+    >>> import json, pathlib, tempfile, lexprobe
+    >>> home = pathlib.Path(tempfile.mkdtemp()); corpus = home / "bank.jsonl"
+    >>> rows = [("we sat on the river bank", 5, "slope"), ("the bank lent us money", 1, "money"),
+    ...         ("she rowed to the bank of the lake", 4, "slope"), ("my bank charges a fee", 1, "money"),
+    ...         ("grass grew on the bank of the river", 4, "slope"), ("he robbed the bank at noon", 3, "money")]
+    >>> _ = corpus.write_text("\\n".join(json.dumps({"text": t, "targets": [{"position": p, "sense": s, "lemma": "bank"}]})
+    ...                                  for t, p, s in rows))
+    >>> _ = lexprobe.build_token_index(home, "bank", "minilm", f"jsonl:{corpus}")
+    >>> ranking = lexprobe.sense_ranking(lexprobe.open_index("bank", home), k_max=2, min_sense_count=2)
+    >>> len(ranking.queries), [c["cell"] for c in ranking.cells][-1]
+    (6, 'all')
+    """
+    from .sense_cells import cell_labels, summarize_cells
+
+    same = queries is None or queries is database
+    d = Instances(database.table, database.unit)
+    q = d if same else Instances(queries.table, queries.unit)
+    table, skips = rank_senses(d, q, same_corpus=same, lemma_edges=lemma_edges, ratio_edges=ratio_edges, **options)
+    cells, _ = summarize_cells(table, cell_labels(lemma_edges, ratio_edges))
+    return SenseRanking(table, cells, skips)
