@@ -55,3 +55,16 @@ def test_missing_shuffles_and_their_read_back():
     assert (got[0] == np.eye(4)[[3, 2, 1, 0]]).all() and (got[1] == np.eye(4)).all()
     with pytest.raises(LexprobeError, match="holds 8 shuffled offsets for seed 5, expected 3 x 4"):
         stored_shuffle_units(SimpleNamespace(name="ix"), "r", 4, 3, 5, stored=back)
+
+
+def test_two_pair_relations_are_shuffled_and_score_pairs_defaults():
+    from lexprobe.analyses.offsets import score_pairs
+
+    words = SimpleNamespace(raw=np.random.default_rng(0).normal(size=(10, 4)), words=[f"w{i}" for i in range(10)])
+    empty = SimpleNamespace(relation=np.array([], dtype=object), seed=np.array([], int), replicate=np.array([], int))
+    t = missing_shuffles(words, [PairSet("two", "c", np.array([0, 1]), np.array([2, 3]))], empty, 3, seed=0)
+    assert t.column("end_id").to_pylist() == [3, 2] * 3  # the one shuffle of two pairs: the swap
+    s = score_pairs(words, "r", np.array([0, 1, 2, 3, 4]), np.array([5, 6, 7, 8, 4]))  # (4, 4) is a zero offset
+    assert s.n_pairs == 4 and s.aucs.shape == (50,) and s.permutations.shape == (50, 4)  # 50 shuffles by default
+    with pytest.raises(LexprobeError, match="r: 2 usable pairs; OCS and PCS need at least 3"):
+        score_pairs(words, "r", np.array([0, 1, 2]), np.array([5, 6, 2]))
