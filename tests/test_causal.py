@@ -349,3 +349,17 @@ def test_recovery_mean_init_is_refused_for_a_bpe_vocabulary(tiny):
     lm = CausalLM.load(tiny["gpt2"])
     with pytest.raises(LexprobeError, match="WordPiece"):
         run_recovery(lm.model, lm.tokenizer, n_words=2, iterations=50, inits=("mean",))
+
+
+def test_ota_strategy_gives_a_one_token_word_its_own_embedding(tiny):
+    """A keyword split only in its sentence-initial form is one token inside a sentence: OTA's exact solution is
+    that token's embedding, given without optimising; a word of several pieces is optimised."""
+    from lexprobe.analyses.probing import keyword_vectors
+
+    lm = CausalLM.load(tiny["gpt2"])
+    assert len(lm.tokenizer.tokenize("sparrow")) > 1 and lm.tokenizer.tokenize(" sparrow") == ["Ġsparrow"]
+    E = lm.model.get_input_embeddings().weight.detach().numpy()
+    vecs = keyword_vectors(lm, ["sparrow", "kumquat"], "ota", ota_options={"iterations": 5, "patience": None})
+    assert np.array_equal(vecs[0], E[lm.tokenizer.convert_tokens_to_ids("Ġsparrow")])
+    avg = keyword_vectors(lm, ["kumquat"], "avg")[0]
+    assert not np.allclose(vecs[1], avg)  # optimised away from its mean-of-pieces start

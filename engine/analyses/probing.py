@@ -273,11 +273,21 @@ def random_scores(n_targets: np.ndarray, n_patterns: np.ndarray, vocab_size: int
 
 def keyword_vectors(lm: MaskedLM, words: Sequence[str], strategy: str, *, ota_options: Mapping | None = None,
                     seed: int = 0) -> np.ndarray:
-    """One input-embedding vector per word for ``strategy`` (ota, first, last, avg), from ``lexprobe.analyses.ota``."""
+    """One input-embedding vector per word for ``strategy`` (ota, first, last, avg), from ``lexprobe.analyses.ota``.
+
+    A word that is one token inside a sentence (a BPE vocabulary may split only its sentence-initial form, as
+    SmolLM2 splits "basketball" but not " basketball") needs no approximation: OTA gives it that token's own
+    embedding, the exact solution of its objective, without optimising."""
     from . import ota
 
     if strategy == "ota":
-        return ota.one_token_approximation(lm.model, lm.tokenizer, words, seed=seed, **dict(ota_options or {}))
+        pieces = ota.word_pieces(lm.tokenizer, words)
+        out = ota.subword_vectors(lm.model, pieces, "first")
+        multi = [i for i, p in enumerate(pieces) if len(p) > 1]
+        if multi:
+            out[multi] = ota.one_token_approximation(lm.model, lm.tokenizer, [words[i] for i in multi], seed=seed,
+                                                     **dict(ota_options or {}))
+        return out
     if strategy in ota.BASELINES:
         return ota.subword_baseline(lm.model, lm.tokenizer, words, strategy)
     raise LexprobeError(f"unknown keyword strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
