@@ -46,3 +46,11 @@ def test_summarize_cells_means_per_cell_and_all():
     assert set(curves) == {"A", "B", "all"}
     np.testing.assert_allclose(curves["A"]["p_at_k"], [0.5, 0.5])
     np.testing.assert_allclose(curves["all"]["random_p_at_k"], [0.7 / 3, 0.9 / 3])
+
+
+def test_equal_edges_are_refused():
+    from lexprobe.analyses.sense_cells import check_edges
+
+    assert check_edges("r", [0.1, 0.25]) == [0.1, 0.25]
+    with pytest.raises(ValueError, match=r"r edges must be strictly ascending, got \[0.25, 0.25\]"):
+        check_edges("r", [0.25, 0.25])
