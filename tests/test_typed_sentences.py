@@ -6,6 +6,7 @@ runs reuse an index of the same corpus however its path was typed."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -37,11 +38,22 @@ def bank_corpus(tmp_path_factory):
     return path
 
 
-def test_typed_sentence_and_cut_table(cli, tmp_path, bank_corpus, monkeypatch):
-    home = tmp_path / "home"
-    monkeypatch.chdir(bank_corpus.parent)
-    r = cli("--home", home, "-q", "index", "tokens", "--corpus", "jsonl:bank.jsonl", "--name", "bank")
+@pytest.fixture(scope="module")
+def bank_home(cli, bank_corpus, tmp_path_factory):
+    """A home with token index ``bank`` built from the corpus named by a path relative to its folder."""
+    home = tmp_path_factory.mktemp("home")
+    here = os.getcwd()
+    os.chdir(bank_corpus.parent)
+    try:
+        r = cli("--home", home, "-q", "index", "tokens", "--corpus", "jsonl:bank.jsonl", "--name", "bank")
+    finally:
+        os.chdir(here)
     assert r.code == 0, r
+    return home
+
+
+def test_typed_sentence_and_cut_table(cli, bank_home):
+    home = bank_home
     r = cli("--home", home, "query", "senses", "--index", "bank", "--sentence", "I put my money in banks.",
             "--target", "banks.", "-k", "4")
     assert r.code == 0, r
@@ -54,14 +66,12 @@ def test_typed_sentence_and_cut_table(cli, tmp_path, bank_corpus, monkeypatch):
     assert any(row["sentence"].startswith("the committee that met") for row in json.loads(full.out))
 
 
-def test_token_index_provenance_and_reuse(cli, tmp_path, bank_corpus, monkeypatch):
+def test_token_index_provenance_and_reuse(bank_home, tmp_path, bank_corpus, monkeypatch):
     from lexprobe.core.store import read_manifest
     from lexprobe.runs.senses import token_index_for
     from lexprobe.sources.datahome import tree_checksum
 
-    home = tmp_path / "home"
-    monkeypatch.chdir(bank_corpus.parent)
-    assert cli("--home", home, "-q", "index", "tokens", "--corpus", "jsonl:bank.jsonl", "--name", "bank").code == 0
+    home = bank_home
     manifest = read_manifest(home / "bank" / "manifest.json")
     assert manifest["source"] == f"jsonl:{bank_corpus.resolve()}"
     assert manifest["meta"]["corpus"] == f"jsonl:{bank_corpus.resolve()}"
