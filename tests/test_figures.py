@@ -54,9 +54,12 @@ def test_axes_do_not_exaggerate_and_legends_sit_outside(tmp_path, captured):
     plots.line_plot(tmp_path / "line.png", x, {"a": 0.45 + 0.01 * np.sin(x), "b": np.full(50, 0.44)}, ylabel="P@k")
     plots.bar_chart(tmp_path / "bars.png", ["capital-common-countries", "gram3-comparative"],
                     {"excluded": [0.9, 0.85], "honest": [0.1, 0.88]})
+    plots.bar_chart(tmp_path / "shares.png", ["a", "b"], {"x": [0.3, 0.4]}, unit_y=True)
     plots.line_grid(tmp_path / "grid.png", x, {f"cell {i}": {"model": 0.4 + 0.01 * i + 0 * x, "random": 0.2 + 0 * x}
                                                 for i in range(5)}, unit_y=True, xlabel="k", ylabel="P@k")
-    (line_fig, line_ylim, line_leg, _), (bar_fig, bar_ylim, bar_leg, _), (grid_fig, grid_ylim, _, grid_legs) = captured
+    (line_fig, line_ylim, line_leg, _), (bar_fig, bar_ylim, bar_leg, _), (_, share_ylim, _, _), \
+        (grid_fig, grid_ylim, _, grid_legs) = captured
+    assert share_ylim[0] == (0.0, 1.0)  # shares on their whole scale
     assert line_ylim[0][0] <= 0 < 0.46 < line_ylim[0][1]  # 0.44 vs 0.46 not blown up to the full height
     assert bar_ylim[0][0] <= 0
     for legend in (line_leg[0], bar_leg[0]):

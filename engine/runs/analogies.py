@@ -268,7 +268,8 @@ def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
               {"inputs excluded": [r["accuracy"] for r in rows[:-1]],
                "honest": [r["honest_accuracy"] for r in rows[:-1]],
                "honest returns b": [r["honest_returns_b"] for r in rows[:-1]]},
-              title="3CosAdd on the Google analogy set, packaged GloVe 50d", ylabel="share of questions")
+              title="3CosAdd on the Google analogy set, packaged GloVe 50d", ylabel="share of questions",
+              unit_y=True)
     section.images.append(Image("google_accuracy.png", "3CosAdd accuracy per Google section, and how often "
                                 "the honest test returns b"))
     run_dir.write_table("google_per_section", rows)

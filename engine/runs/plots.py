@@ -50,8 +50,10 @@ def _legend_outside(ax) -> None:
 
 
 def bar_chart(path: str | Path, labels: Sequence[str], series: Mapping[str, Sequence[float]], *,
-              title: str = "", ylabel: str = "", stacked: bool = False, horizontal: bool = False) -> Path:
-    """Grouped (or stacked) bars: one group per label, one bar per series; the value axis includes zero."""
+              title: str = "", ylabel: str = "", stacked: bool = False, horizontal: bool = False,
+              unit_y: bool = False) -> Path:
+    """Grouped (or stacked) bars: one group per label, one bar per series; the value axis includes zero
+    (``unit_y``, vertical bars: it spans [0, 1], for shares)."""
     plt = _pyplot()
     n = len(labels)
     size = (max(5.5, 0.32 * n * max(1, len(series)) ** 0.5 + 2), 4.0) if not horizontal else (6.5, max(3.0, 0.24 * n + 1))
@@ -79,6 +81,8 @@ def bar_chart(path: str | Path, labels: Sequence[str], series: Mapping[str, Sequ
         ax.set_ylabel(ylabel)
         ax.axhline(0, color="black", linewidth=0.6)
         ax.grid(axis="y", alpha=0.3)
+        if unit_y:
+            ax.set_ylim(0, 1)
     ax.set_axisbelow(True)
     if len(series) > 1:
         _legend_outside(ax)
