@@ -118,3 +118,23 @@ def test_unmatched_gold_keys_counted_first_named(tmp_path):
     path = _write(tmp_path, '<corpus><sentence id="s"><instance id="s.t0" lemma="x" pos="X">x</instance>'
                   '</sentence></corpus>', "zz.t1 k%1\ns.t0 k%2\naa.t2 k%3\n")
     assert read_wsd(path).skipped.as_dict() == {"gold key without instance": {"count": 2, "first": "s.gold.key.txt: zz.t1"}}
+
+
+def test_google_reader_by_hand(tmp_path):
+    from lexprobe.sources.datasets.google import read_google, read_questions
+
+    p = tmp_path / "q.txt"
+    p.write_text(":capital\nAthens Greece Baghdad Iraq\n\nBaghdad Iraq Athens Greece\n"
+                 ": gram1-adj\ncalm calmly quick quickly\n")
+    qs = read_questions(p)
+    assert [(q.section, q.a, q.b_star) for q in qs] == [("capital", "Athens", "Iraq"), ("capital", "Baghdad", "Greece"),
+                                                         ("gram1-adj", "calm", "quickly")]
+    assert read_questions(p, lowercase=True)[0].a == "athens" and read_google(p)[0].pairs[0] == ("Athens", ["Greece"])
+    rels = read_google(p)
+    assert [(r.name, r.category, r.pairs, r.questions) for r in rels] == [
+        ("capital", "semantic", [("Athens", ["Greece"]), ("Baghdad", ["Iraq"])], [(0, 1), (1, 0)]),
+        ("gram1-adj", "syntactic", [("calm", ["calmly"]), ("quick", ["quickly"])], [(0, 1)])]
+    assert read_google(p, questions="pairs")[0].questions is None
+    p.write_bytes(b": s\nA B C \xff\n")
+    with pytest.raises(InputError, match=r"not UTF-8 text \(invalid start byte at byte 10\)"):
+        read_questions(p)
