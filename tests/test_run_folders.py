@@ -61,6 +61,9 @@ def test_folder_of_another_run_is_refused_then_cleared(tmp_path, shared_data):
     end_run()
     assert sorted(p.name for p in out.iterdir()) == ["run.json", "sub"]
     assert json.loads((out / "run.json").read_text())["method"] == "mul"
+    newer = {**second, "lexprobe_version": "9.9"}
+    with pytest.raises(LexprobeError, match="holds a run of this command with other lexprobe_version"):
+        begin_run(out, newer)
     stranger = tmp_path / "mine"
     stranger.mkdir()
     (stranger / "notes.txt").write_text("keep")

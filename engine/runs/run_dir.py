@@ -125,8 +125,14 @@ def begin_run(path: str | os.PathLike, record: dict, *, overwrite: bool = False)
             pass
         if previous != record:
             if not overwrite:
-                what = (f"another run ({previous.get('command')})" if isinstance(previous, dict)
-                        else "files of something else")
+                if not isinstance(previous, dict):
+                    what = "files of something else"
+                elif previous.get("command") == record["command"]:
+                    changed = [k for k in ("lexprobe_version", "index_source", "index_rows", "datasets")
+                               if previous.get(k) != record.get(k)]
+                    what = f"a run of this command with other {', '.join(changed) or 'settings'}"
+                else:
+                    what = f"another run ({previous.get('command')})"
                 raise LexprobeError(f"{path}: holds {what}; pass --overwrite to empty it, or choose another --out")
             _check_clearable(path)
             empty_first = True
