@@ -97,7 +97,8 @@ def command_line(ctx: click.Context) -> str:
 class Command(click.Command):
     """Every lexprobe command. ``-k`` also answers to ``--topk`` and ``--topn``; an option naming a words
     index as ``--words`` also answers to ``--index`` (one name per concept, the old one kept); a command with
-    ``--out`` gets ``--overwrite`` and claims its run folder before it runs (:func:`lexprobe.runs.run_dir.begin_run`)."""
+    ``--out`` gets ``--overwrite`` and claims its run folder before it runs
+    (:func:`lexprobe.runs.run_dir.begin_run`)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -108,20 +109,19 @@ class Command(click.Command):
             if isinstance(p, click.Option) and p.name == "words_index" and "--index" not in taken:
                 p.opts.insert(0, "--index")
         self.run_folder = next((p.name for p in self.params if p.name in OUT_PARAMS), None)
-        if self.run_folder and not any(p.name == "overwrite" for p in self.params):
+        self.owns_overwrite = bool(self.run_folder) and not any(p.name == "overwrite" for p in self.params)
+        if self.owns_overwrite:
             self.params.append(click.Option(
                 ["--overwrite"], is_flag=True,
                 help="Empty the --out folder first when it holds another run (refused otherwise)."))
 
     def invoke(self, ctx: click.Context):
         out = ctx.params.get(self.run_folder) if self.run_folder else None
+        overwrite = ctx.params.pop("overwrite", False) if self.owns_overwrite else ctx.params.get("overwrite", False)
         if not out:
-            if self.run_folder:
-                ctx.params.pop("overwrite", None)
             return super().invoke(ctx)
         from ..runs.run_dir import begin_run, end_run, run_record
 
-        overwrite = ctx.params.pop("overwrite", False)
         home = ctx.obj.home if isinstance(ctx.obj, Context) else None
         begin_run(out, run_record(command_line(ctx), ctx.params, home), overwrite=overwrite)
         try:
