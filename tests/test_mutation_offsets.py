@@ -68,3 +68,20 @@ def test_two_pair_relations_are_shuffled_and_score_pairs_defaults():
     assert s.n_pairs == 4 and s.aucs.shape == (50,) and s.permutations.shape == (50, 4)  # 50 shuffles by default
     with pytest.raises(LexprobeError, match="r: 2 usable pairs; OCS and PCS need at least 3"):
         score_pairs(words, "r", np.array([0, 1, 2]), np.array([5, 6, 2]))
+
+
+def test_unit_offsets_any_shape_and_relation_offsets_words_in():
+    from lexprobe.analyses.offsets import relation_offsets, score_pairs, unit_offsets
+
+    vectors = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0], [4.0, 3.0]])
+    raw, unit = unit_offsets(vectors, np.array([[0, 0], [1, 2]]), np.array([[1, 2], [3, 3]]))  # (2, 2) pairs
+    assert raw.tolist() == [[[1, 0], [0, 3]], [[3, 3], [4, 0]]]
+    np.testing.assert_allclose(unit, [[[1, 0], [0, 1]], [[2 ** -0.5, 2 ** -0.5], [1, 0]]])  # norms on the last axis
+    with pytest.raises(LexprobeError, match="an offset is zero"):
+        unit_offsets(vectors, np.array([1]), np.array([1]))
+    words = SimpleNamespace(raw=np.random.default_rng(1).normal(size=(8, 3)),
+                            ids=lambda ws: np.array([int(w[1:]) for w in ws]))
+    pairs = [("w0", "w4"), ("w1", "w5"), ("w2", "w6"), ("w3", "w7")]
+    s = relation_offsets(words, pairs, name="r", n_shuffles=5, seed=2)
+    t = score_pairs(words, "r", np.array([0, 1, 2, 3]), np.array([4, 5, 6, 7]), n_shuffles=5, seed=2)
+    assert s.n_pairs == 4 and (s.ocs, s.pcs) == (t.ocs, t.pcs) and (s.permutations == t.permutations).all()

@@ -29,6 +29,8 @@ def test_bucket_checks_need_both_p_at_k_and_map_strictly_above_random():
                         _cell("l<500, r>=0.25", 3, 0.3, 0.2, 0.3, 0.2, run="x")])["x"]
     assert ok["every_cell_beats_random"] and not ok["rare_senses_score_lower"]  # equal P@k: not lower
     assert ok["cells_not_above_random"] == []
+    tie = bucket_checks([_cell("l<500, r<0.25", 3, 0.2, 0.2, 0.3, 0.2), _cell("l<500, r>=0.25", 3, 0.3, 0.2, 0.3, 0.2)])
+    assert not tie["m"]["every_cell_beats_random"]  # P@k equal to random's is not above it
 
 
 def test_summarize_cells_means_per_cell_and_all():
