@@ -1,0 +1,26 @@
+"""Table 1's chance rule and pair-count floor by hand (mutation testing, issue 20)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lexprobe.analyses.offset_baselines import chance_rows, score_set
+from lexprobe.analyses.offsets import PairSet, rng_for
+
+
+def test_chance_rule_includes_its_boundary():
+    rows = chance_rows([{"category": "all", "set": "bats", "pcs": 0.9, "pcs_iqr": 0.1},
+                        {"category": "all", "set": "permuted", "pcs": 0.75, "pcs_iqr": 0.5},   # |0.25| <= 0.25
+                        {"category": "all", "set": "random-end", "pcs": 0.25, "pcs_iqr": 0.25}])  # 0.25 > 0.125
+    assert [(r["set"], r["distance"], r["half_iqr"], r["within"]) for r in rows] == [
+        ("permuted", 0.25, 0.25, True), ("random-end", 0.25, 0.125, False)]
+
+
+def test_sets_under_three_pairs_score_nan():
+    vectors = np.random.default_rng(0).normal(size=(8, 3))
+    two = score_set(vectors, PairSet("r", "c", np.array([0, 1]), np.array([4, 5])), 5, rng_for(0))
+    assert all(math.isnan(x) for x in two)
+    three = score_set(vectors, PairSet("r", "c", np.array([0, 1, 2]), np.array([4, 5, 6])), 5, rng_for(0))
+    assert all(math.isfinite(x) for x in three) and -1 <= three[0] <= 1 and 0 <= three[1] <= 1
