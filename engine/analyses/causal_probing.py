@@ -36,10 +36,9 @@ def split_at_blank(text: str) -> tuple[str, bool]:
     if text.count(BLANK) != 1:
         raise LexprobeError(f"{text!r}: write exactly one blank {BLANK} where the model should predict a word")
     before, after = text.split(BLANK)
-    rest = [c for c in after if not (c.isspace() or unicodedata.category(c).startswith("P"))]
-    if rest:
+    if any(not (c.isspace() or unicodedata.category(c).startswith("P")) for c in after):
         raise LexprobeError(f"{text!r}: a causal model predicts the next word, so the blank {BLANK} must end the "
-                            f"text (only punctuation and quotes may follow it, not {''.join(rest)[:20]!r})")
+                            f"text (only punctuation and quotes may follow it, not {after.strip()[:30]!r})")
     spaced = before.endswith(" ")
     query = before.rstrip(" ")
     if not query:
@@ -150,8 +149,8 @@ def make_query(lm: CausalLM, pattern: str, keyword: str, *, replace: bool) -> Qu
 
 def top_predictions(lm: CausalLM, text: str, k: int = 10) -> list[dict]:
     """The ``k`` most probable next tokens after the text before the blank of ``text``, shown as words (the
-    token's text without its leading space); ``whole_word`` says whether the token starts a word in the form
-    the blank asks for (else it is a piece of a longer word or glued to the text before)."""
+    token's text without its leading space); ``whole_word`` says whether the token is by itself that word in
+    the form the blank asks for (a piece that continues a word, like "quat", is not)."""
     import torch
 
     query, spaced = split_at_blank(text)

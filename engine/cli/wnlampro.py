@@ -103,7 +103,8 @@ def probe_cmd(model, texts, text_file, k, gold, fmt) -> None:
     "A kumquat is a [MASK] ." With several sentences (or --file) each row names its sentence.
 
     A causal model (e.g. --model smollm2) predicts the next token: the blank must end TEXT (only punctuation and
-    quotes may follow); its top-k next tokens are shown as words (whole_word: false for a piece of a longer word).
+    quotes may follow); its top-k next tokens are shown as words (whole_word: false for a piece that continues a
+    word).
     """
     from ..analyses.language_models import load_lm
     from ..analyses.probing import gold_rank, top_predictions
