@@ -165,6 +165,7 @@ def _build(root: Path, path: Path, fmt: str, vocab: Path | None = None):
     nothing (no index, no temporary folder) is left under the home."""
     from lexprobe.cli.indexes import verify_store
     from lexprobe.core.store import open_index
+    from lexprobe.core.vector_index import MIN_NORM
     from lexprobe.kinds.words import WordIndex, build_word_index
 
     home, name = root / "home", f"v{next(_counter)}"
@@ -179,9 +180,11 @@ def _build(root: Path, path: Path, fmt: str, vocab: Path | None = None):
         assert index.store.count == out["count"] > 0
         assert np.isfinite(index.raw).all()
         assert np.isfinite(index.store.column("norm").to_numpy()).all()
-        raw_norms = np.linalg.norm(index.raw.astype(np.float64), axis=1)
+        raw_norms = index.store.column("norm").to_numpy()  # as the index measured them (float32)
         unit_norms = np.linalg.norm(index.unit, axis=1)
-        assert np.allclose(unit_norms[raw_norms > 1e-15], 1, atol=1e-3)  # every real vector is normalised
+        # every vector with a direction is normalised; one shorter than MIN_NORM has none and is zero
+        assert np.allclose(unit_norms[raw_norms >= MIN_NORM], 1, atol=1e-3)
+        assert (unit_norms[raw_norms < MIN_NORM] == 0).all()
 
 
 @pytest.mark.parametrize("fmt", ["glove", "w2v-text", "fasttext", "auto"])
