@@ -121,8 +121,10 @@ def test_query_and_top_predictions_match_the_model_run_by_hand(tiny, name):
     assert q.ids == lm.encode("a kumquat is a kind of") and q.mask_pos == len(q.ids) - 1 and q.slot == -1
     assert q.keyword_tokens == len(lm.tokenizer.tokenize(" kumquat")) > 1
     r = make_query(lm, "a <W> is a kind of ___ .", "kumquat", replace=True)
-    assert r.slot == 1 and len(r.ids) == len(q.ids) - q.keyword_tokens + 1 and r.mask_pos == len(r.ids) - 1
-    assert r.ids[:1] + r.ids[2:] == q.ids[:1] + q.ids[1 + q.keyword_tokens:]
+    assert q.ids[0] == lm.tokenizer.convert_tokens_to_ids("<|endoftext|>")  # the document start comes first
+    s = r.slot
+    assert s == 2 and len(r.ids) == len(q.ids) - q.keyword_tokens + 1 and r.mask_pos == len(r.ids) - 1
+    assert r.ids[:s] + r.ids[s + 1:] == q.ids[:s] + q.ids[s + q.keyword_tokens:]
     logits = _next_logits(lm, "a sparrow is a kind of")
     top = top_predictions(lm, "a sparrow is a kind of ___ .", k=5)
     expected = torch.softmax(logits, -1).topk(5)

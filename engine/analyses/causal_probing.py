@@ -119,12 +119,16 @@ class CausalLM(MaskedLM):
         return top_predictions(self, text, k)
 
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` with the tokenizer's leading special tokens (a BOS) and none at the end."""
+        """Token ids of ``text`` after the document start (:func:`lexprobe.sources.models.document_start_id`) or
+        the tokenizer's own BOS, with no special token at the end."""
+        from ..sources.models import document_start_id
+
         ids = list(self.tokenizer(text)["input_ids"])
         special = set(self.tokenizer.all_special_ids)
         while len(ids) > 1 and ids[-1] in special:
             ids.pop()
-        return ids
+        start = document_start_id(self.tokenizer)
+        return ([start] if start is not None else []) + ids
 
 
 def make_query(lm: CausalLM, pattern: str, keyword: str, *, replace: bool) -> Query:
@@ -134,7 +138,7 @@ def make_query(lm: CausalLM, pattern: str, keyword: str, *, replace: bool) -> Qu
     query, _ = split_at_blank(before + keyword + after)
     tok = lm.tokenizer
     ids = lm.encode(query)
-    lead = int(ids[0] in tok.all_special_ids)
+    lead = len(ids) - len(tok(query, add_special_tokens=False)["input_ids"])  # the document start / BOS
     head = before.rstrip(" ")  # a space before the keyword is part of its first token in BPE vocabularies
     head_ids = tok(head, add_special_tokens=False)["input_ids"] if head else []
     with_kw = tok(before + keyword, add_special_tokens=False)["input_ids"]

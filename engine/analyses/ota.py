@@ -110,7 +110,12 @@ def context_vocabulary(tokenizer) -> np.ndarray:
 
 def _special_ids(tokenizer) -> tuple[int, int, int, int]:
     """(cls, sep, period, pad) token ids."""
-    cls = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    from ..sources.models import document_start_id
+
+    cls = tokenizer.cls_token_id
+    if cls is None:  # a causal LM: the token its documents start with, else its BOS
+        cls = document_start_id(tokenizer)
+        cls = cls if cls is not None else tokenizer.bos_token_id
     sep = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     period = tokenizer(".", add_special_tokens=False)["input_ids"]
