@@ -219,7 +219,9 @@ def _with_intervals(run: dict, seed: int) -> list[dict]:
     for r in run["result"]["by_bucket"]:
         _, low, high = mrr_interval(run["result"]["rows"], r["strategy"], relation=r["relation"],
                                     bucket=r["bucket"], population=run["result"]["population"], seed=seed)
-        out.append({"model": run["model"], **r, "mrr_low": low, "mrr_high": high})
+        head = {k: r[k] for k in ("strategy", "relation", "bucket", "n", "mrr")}
+        out.append({"model": run["model"], **head, "mrr_low": low, "mrr_high": high,
+                    **{k: v for k, v in r.items() if k not in head}})
     return out
 
 
