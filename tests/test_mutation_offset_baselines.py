@@ -24,3 +24,12 @@ def test_sets_under_three_pairs_score_nan():
     assert all(math.isnan(x) for x in two)
     three = score_set(vectors, PairSet("r", "c", np.array([0, 1, 2]), np.array([4, 5, 6])), 5, rng_for(0))
     assert all(math.isfinite(x) for x in three) and -1 <= three[0] <= 1 and 0 <= three[1] <= 1
+
+
+def test_possible_kinds_by_category_counts():
+    from lexprobe.analyses.offset_baselines import KINDS, possible_kinds
+
+    sets = lambda *cats: [PairSet(f"r{i}", c, np.array([0]), np.array([1])) for i, c in enumerate(cats)]
+    assert possible_kinds(sets("a", "a", "b", "b")) == list(KINDS)  # 2 relations per broad type: enough
+    assert "mismatched-within" not in possible_kinds(sets("a", "a", "b"))
+    assert possible_kinds(sets("a", "a")) == [k for k in KINDS if k != "mismatched-across"]

@@ -85,3 +85,15 @@ def test_unit_offsets_any_shape_and_relation_offsets_words_in():
     s = relation_offsets(words, pairs, name="r", n_shuffles=5, seed=2)
     t = score_pairs(words, "r", np.array([0, 1, 2, 3]), np.array([4, 5, 6, 7]), n_shuffles=5, seed=2)
     assert s.n_pairs == 4 and (s.ocs, s.pcs) == (t.ocs, t.pcs) and (s.permutations == t.permutations).all()
+    d = relation_offsets(words, pairs, name="r", n_shuffles=5)  # seed 0 by default
+    z = score_pairs(words, "r", np.array([0, 1, 2, 3]), np.array([4, 5, 6, 7]), n_shuffles=5, seed=0)
+    assert (d.permutations == z.permutations).all()
+    assert score_pairs(words, "r", np.array([0, 1, 2]), np.array([4, 5, 6]), n_shuffles=5).n_pairs == 3  # 3: enough
+
+
+def test_offset_scores_default_fifty_shuffles():
+    from lexprobe.analyses.offsets import offset_scores
+
+    s = offset_scores(np.random.default_rng(3).normal(size=(8, 3)), np.array([0, 1, 2]), np.array([4, 5, 6]),
+                      rng=rng_for(0))
+    assert s.aucs.shape == (50,)

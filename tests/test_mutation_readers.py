@@ -105,8 +105,9 @@ def test_bad_xml_errors_name_file_line_and_problem(tmp_path):
     with pytest.raises(InputError) as e:  # the second <sentence id="s"> is on line 6
         read_wsd(path)
     assert (e.value.line, e.value.problem) == (6, "sentence id 's' appears twice")
-    path = _write(tmp_path, head + f'<sentence id="s">{inst}</sentence>\n<sentence><wf>y</wf></sentence>\n</corpus>\n')
-    with pytest.raises(InputError, match=r"a <sentence> after \['s'\] has no id"):
+    path = _write(tmp_path, head + f'<sentence id="r"><wf>w</wf></sentence><sentence id="s">{inst}</sentence>\n'
+                  '<sentence><wf>y</wf></sentence>\n</corpus>\n')
+    with pytest.raises(InputError, match=r"a <sentence> after \['s'\] has no id"):  # the sentence before it
         read_wsd(path)
     path = _write(tmp_path, head + f'<sentence id="s">{inst}\n</wf>\n</sentence>\n</corpus>\n')
     with pytest.raises(InputError) as e:
