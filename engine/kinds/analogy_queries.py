@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.errors import LexprobeError
+from ..core.topk import topk_rows  # shared with the nearest-neighbour kernel: ties in column order, also across the cut
 
 if TYPE_CHECKING:
     from .words import WordIndex
@@ -47,20 +48,6 @@ def pairdir_score(cas, ca, cb, beta, onorm):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (cas - ca - beta) / (dist * onorm)
     return np.where(dist > 1e-3, out, 0.0).astype(np.float32)
-
-
-def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row-wise top-k (descending; equal scores in column order) of a score matrix with -inf for excluded."""
-    k = min(k, R.shape[1])
-    if k == 0:
-        return np.zeros((len(R), 0), dtype=np.int64), np.zeros((len(R), 0), dtype=R.dtype)
-    if k == 1:  # the usual question: argmax (the first of equal scores) is ~100x cheaper than a partition
-        best = R.argmax(axis=1)[:, None]
-        return best, np.take_along_axis(R, best, axis=1)
-    part = np.argpartition(-R, k - 1, axis=1)[:, :k] if k < R.shape[1] else np.tile(np.arange(R.shape[1]), (len(R), 1))
-    vals = np.take_along_axis(R, part, axis=1)
-    order = np.lexsort((part, -vals), axis=1)
-    return np.take_along_axis(part, order, axis=1), np.take_along_axis(vals, order, axis=1)
 
 
 def excluded_cells(V: int, excl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
