@@ -97,3 +97,15 @@ def test_offset_scores_default_fifty_shuffles():
     s = offset_scores(np.random.default_rng(3).normal(size=(8, 3)), np.array([0, 1, 2]), np.array([4, 5, 6]),
                       rng=rng_for(0))
     assert s.aucs.shape == (50,)
+
+
+def test_forbidden_pairings_equal_brute_force():
+    from lexprobe.analyses.offsets import forbidden_pairings
+
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n = int(rng.integers(2, 6))
+        s, e = rng.integers(0, 5, n), rng.integers(0, 5, n)
+        pairs = set(zip(s.tolist(), e.tolist()))
+        want = [[i == j or (int(s[i]), int(e[j])) in pairs or e[j] == s[i] for j in range(n)] for i in range(n)]
+        assert forbidden_pairings(s, e).tolist() == want, (s, e)

@@ -68,3 +68,22 @@ def test_random_baseline_single_target_and_many_patterns():
     got = random_scores(np.array([1]), np.array([P]), V, cutoff=10, at=(3,))
     assert got["rr"][0] == pytest.approx(rr)
     assert got["p@3"][0] == pytest.approx((1 - (1 - 3 / V) ** P) / 3)
+
+
+def test_token_zero_is_not_a_padding_target():
+    # entry 0 has two targets, entry 1 one: its row is padded; token 0 in its top must not count
+    tops = np.array([[5, 6, 7], [0, 8, 9]])
+    out = entry_scores(np.array([0, 1]), np.array([1, 4]), tops, [[5, 6], [3]], 2, cutoff=100, at=(3,))
+    assert out["p@3"].tolist() == pytest.approx([2 / 3, 0.0])
+
+
+def test_random_precision_when_targets_fill_the_top():
+    """Brute force over every placement of 3 targets among 6 tokens, 2 independent queries: P@3 = max of the
+    two queries' hits / 3, where all 3 of the top can be targets."""
+    import itertools
+
+    V, t = 6, 3
+    hits = [sum(x < 3 for x in c) for c in itertools.combinations(range(V), t)]
+    p3 = np.mean([max(a, b) / 3 for a in hits for b in hits])
+    got = random_scores(np.array([t]), np.array([2]), V, cutoff=3, at=(3,))
+    assert got["p@3"][0] == pytest.approx(p3)
