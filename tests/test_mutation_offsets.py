@@ -109,3 +109,41 @@ def test_forbidden_pairings_equal_brute_force():
         pairs = set(zip(s.tolist(), e.tolist()))
         want = [[i == j or (int(s[i]), int(e[j])) in pairs or e[j] == s[i] for j in range(n)] for i in range(n)]
         assert forbidden_pairings(s, e).tolist() == want, (s, e)
+
+
+def test_auc_needs_both_sides_and_takes_zero_sets():
+    from lexprobe.analyses.offsets import auc
+
+    assert auc(np.array([0.1, 0.5]), np.zeros((0, 4))).shape == (0,)  # no shuffled set: no AUC, no error
+    for neg in (np.zeros((3, 0)), np.zeros(0)):
+        with pytest.raises(LexprobeError, match="at least one positive and one negative"):
+            auc(np.array([0.1, 0.5]), neg)
+    with pytest.raises(LexprobeError):
+        auc(np.zeros(0), np.array([0.2]))
+
+
+def test_matching_finds_a_permutation_inside_allowed_or_says_none_exists():
+    import itertools
+
+    from lexprobe.analyses.offsets import _matching
+
+    rng = np.random.default_rng(5)
+    for _ in range(150):
+        n = int(rng.integers(2, 6))
+        allowed = rng.random((n, n)) < 0.45
+        exists = any(all(allowed[i, p[i]] for i in range(n)) for p in itertools.permutations(range(n)))
+        if exists:
+            perm = _matching(allowed, rng, "s")
+            assert sorted(perm.tolist()) == list(range(n)) and all(allowed[i, perm[i]] for i in range(n))
+        else:
+            with pytest.raises(LexprobeError, match="s: no shuffle exists"):
+                _matching(allowed, rng, "s")
+
+
+def test_pair_file_ids_uses_the_rows_given(tmp_path):
+    from lexprobe.analyses.offsets import pair_file_ids
+
+    words = SimpleNamespace(ids=lambda ws, source=None: np.array([int(w[1:]) for w in ws]),
+                            word_to_id={f"w{i}": i for i in range(6)})
+    starts, ends = pair_file_ids(words, tmp_path / "not-read.txt", rows=[("w1", "w4", 1), ("w2", "w5", 2)])
+    assert starts.tolist() == [1, 2] and ends.tolist() == [4, 5]
