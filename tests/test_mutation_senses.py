@@ -56,3 +56,15 @@ def test_equal_edges_are_refused():
     assert check_edges("r", [0.1, 0.25]) == [0.1, 0.25]
     with pytest.raises(ValueError, match=r"r edges must be strictly ascending, got \[0.25, 0.25\]"):
         check_edges("r", [0.25, 0.25])
+
+
+def test_random_baseline_edge_cases_by_hand():
+    from lexprobe.analyses.senses import DEFAULT_K, random_baseline
+
+    # no relevant candidate: P@k 0, recall and AP undefined; no candidate at all: P@k 0 (nothing retrieved)
+    p, recall, ap = random_baseline(np.array([4, 0, 1]), np.array([0, 0, 1]), k_max=3)
+    assert p.tolist() == [[0, 0, 0], [0, 0, 0], [1, 0.5, 1 / 3]]
+    assert np.isnan(recall[:2]).all() and recall[2].tolist() == [1, 1, 1]
+    assert np.isnan(ap[:2]).all() and ap[2] == 1.0  # N = 1: H_1 = 1
+    assert random_baseline(np.array([], int), np.array([], int))[2].shape == (0,)
+    assert random_baseline(np.array([3]), np.array([1]))[0].shape == (1, DEFAULT_K) and DEFAULT_K == 50  # k = 1..50 (README)
