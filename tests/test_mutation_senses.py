@@ -68,3 +68,29 @@ def test_random_baseline_edge_cases_by_hand():
     assert np.isnan(ap[:2]).all() and ap[2] == 1.0  # N = 1: H_1 = 1
     assert random_baseline(np.array([], int), np.array([], int))[2].shape == (0,)
     assert random_baseline(np.array([3]), np.array([1]))[0].shape == (1, DEFAULT_K) and DEFAULT_K == 50  # k = 1..50 (README)
+
+
+def _instances(rows, vectors):
+    from lexprobe.analyses.senses import Instances
+
+    lemma, pos, sense, surface = zip(*rows)
+    table = pa.table({"instance_id": [f"i{n}" for n in range(len(rows))], "lemma": list(lemma), "pos": list(pos),
+                      "sense": list(sense), "surface": list(surface)})
+    return Instances(table, np.asarray(vectors, dtype=np.float32))
+
+
+def test_same_corpus_leaves_out_every_query_last_of_its_group_too():
+    from lexprobe.analyses.senses import rank_senses, without_proper_names
+
+    rows = [("x", "NOUN", s, "x") for s in "AABBA"] + [("y", "NOUN", "C", "y")] * 4
+    db = _instances(rows, np.random.default_rng(2).normal(size=(9, 4)))
+    table, skips = rank_senses(db, db, k_max=3, min_sense_count=1, same_corpus=True)
+    assert table.column("n_candidates").to_pylist() == [4] * 5 + [3] * 4  # each query's group without itself
+    assert table.column("n_relevant").to_pylist() == [2, 2, 1, 1, 2, 3, 3, 3, 3]
+    assert "not in the --limit-queries sample" not in rank_senses(db, db, k_max=3, min_sense_count=1,
+                                                                   same_corpus=True, limit_queries=9)[1]
+    kept, dropped = without_proper_names(db)
+    assert dropped == 0 and kept is db
+    named = _instances([("person", "NOUN", "P", "John"), ("person", "NOUN", "P", "person")], np.ones((2, 4)))
+    kept, dropped = without_proper_names(named)
+    assert dropped == 1 and kept.table.column("surface").to_pylist() == ["person"]
