@@ -33,3 +33,10 @@ def test_possible_kinds_by_category_counts():
     assert possible_kinds(sets("a", "a", "b", "b")) == list(KINDS)  # 2 relations per broad type: enough
     assert "mismatched-within" not in possible_kinds(sets("a", "a", "b"))
     assert possible_kinds(sets("a", "a")) == [k for k in KINDS if k != "mismatched-across"]
+
+
+def test_iqr_of_two_values_and_nan_left_out():
+    from lexprobe.analyses.offset_baselines import _iqr
+
+    assert _iqr(np.array([0.0, 1.0, np.nan])) == 0.5  # quartiles 0.25 and 0.75 (linear interpolation)
+    assert math.isnan(_iqr(np.array([0.3, np.nan])))
