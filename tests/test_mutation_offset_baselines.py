@@ -40,3 +40,17 @@ def test_iqr_of_two_values_and_nan_left_out():
 
     assert _iqr(np.array([0.0, 1.0, np.nan])) == 0.5  # quartiles 0.25 and 0.75 (linear interpolation)
     assert math.isnan(_iqr(np.array([0.3, np.nan])))
+
+
+def test_random_set_rows_are_end_minus_start():
+    from types import SimpleNamespace
+
+    from lexprobe.analyses.offset_baselines import _set_rows_table
+
+    words = SimpleNamespace(raw=np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0], [5.0, 1.0]], np.float32),
+                            words=["a", "b", "c", "d"])
+    t = _set_rows_table(words, "permuted", 2, 7, [PairSet("r", "c1", np.array([0, 1]), np.array([2, 3])),
+                                                  PairSet("q", "c2", np.array([3]), np.array([0]))])
+    assert t.column("offset").to_pylist() == [[2, 3], [5, -1], [-4, -1]]
+    assert t.column("relation").to_pylist() == ["r", "r", "q"] and t.column("end").to_pylist() == ["c", "d", "a"]
+    assert set(t.column("replicate").to_pylist()) == {2} and set(t.column("seed").to_pylist()) == {7}
