@@ -290,3 +290,18 @@ def test_share_intervals_published_wilson_values():
     assert [(r["returned"], r["count"], r["share"]) for r in rows] == [("b", 81, 81 / 263), ("other", 182, 182 / 263)]
     assert (rows[0]["low"], rows[0]["high"]) == pytest.approx((0.2553, 0.3662), abs=1e-4)
     assert (rows[1]["low"], rows[1]["high"]) == pytest.approx((1 - 0.3662, 1 - 0.2553), abs=1e-4)
+
+
+def test_add_scores_are_cosines_when_the_query_is_short(tiny):
+    """||b - a + a*|| < 0.9 (a near b, a* far from both): the reported 3CosAdd scores are still cosines."""
+    words, U = tiny
+    G = U[:300] @ U[:300].T
+    short = [(a, s, b) for a in range(0, 300, 7) for s in range(1, 300, 11) for b in range(2, 300, 13)
+             if len({a, s, b}) == 3 and 3 + 2 * (G[b, s] - G[b, a] - G[a, s]) < 0.8]
+    assert len(short) >= 5
+    a, a_star, b = (np.array(x[:20]) for x in zip(*short))
+    D, I = answer_questions(words, a, a_star, b, method="add", k=3)
+    for q in range(len(a)):
+        s = reference(U, a[q], a_star[q], b[q], "add")
+        assert I[q].tolist() == ref_topk(s, 3)
+        np.testing.assert_allclose(D[q], s[I[q]], rtol=1e-4, atol=1e-5)
