@@ -1,4 +1,4 @@
-"""``bench all`` (the main job: every analysis, one report), ``data fetch`` and ``data list`` (the data home)."""
+"""``run all`` (the main job: every analysis, one report), ``data fetch`` and ``data list`` (the data home)."""
 
 from __future__ import annotations
 
