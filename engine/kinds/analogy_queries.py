@@ -6,15 +6,10 @@ from cosines on unit vectors, top-k with the inputs excluded (or not: the honest
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..core.errors import LexprobeError
 from ..core.topk import topk_rows  # shared with the nearest-neighbour kernel: ties in column order, also across the cut
-
-if TYPE_CHECKING:
-    from .words import WordIndex
 
 METHODS = ("add", "mul", "pairdir")
 DEFAULT_EPS = 1e-3
@@ -58,10 +53,11 @@ def excluded_cells(V: int, excl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows[keep], cols[keep]
 
 
-def answer_questions(words: WordIndex, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *, method: str = "add",
+def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *, method: str = "add",
                      k: int = 1, honest: bool = False, restrict_vocab: int | None = None,
                      eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k answers ``(D, I)`` to arbitrary questions a:a*::b:? given as word-id arrays.
+    """Top-k answers ``(D, I)`` to arbitrary questions a:a*::b:? given as word-id arrays of ``words`` (a
+    :class:`~.words.WordIndex`; not imported here, so the words kind can use this module without a loop).
 
     ``add`` is one batched FAISS search of the queries ``b - a + a*`` (unit vectors, normalised) with a, a*, b
     excluded per query; ``mul`` and ``pairdir`` are blocked scans: per block of questions one matrix product
