@@ -68,3 +68,14 @@ def cli():
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return run
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Tiny models on one torch thread: on a busy 2-core machine two spinning threads are many times slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

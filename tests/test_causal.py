@@ -58,13 +58,7 @@ def tiny(tmp_path_factory) -> dict:
     return out
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models on one torch thread: on a busy 2-core machine two spinning threads are many times slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tiny models: one torch thread (conftest)
 
 
 def _next_logits(lm, text: str) -> torch.Tensor:

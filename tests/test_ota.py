@@ -19,13 +19,7 @@ SYLLABLES = ["ba", "be", "bo", "da", "de", "do", "ka", "ke", "ko", "la", "le", "
 WORDS = ["cat", "dog", "sun", "run", "tree"] + [a + b for a in SYLLABLES for b in SYLLABLES[:12]]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run fastest on one thread (and the test machine's cores are shared)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tiny models: one torch thread (conftest)
 
 
 @pytest.fixture(scope="module")
