@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from lexprobe.runs import main_job as pipeline
+from lexprobe.runs.index_reuse import ensure_index
 from lexprobe.runs.analogies import three_cos_add
 from lexprobe.sources.datasets.google import read_questions
 from lexprobe.core.errors import LexprobeError
@@ -72,19 +73,19 @@ def test_ensure_index_reuses_rebuilds_on_change_and_on_damage(tmp_path):
         build_word_index(home, "small", str(vectors), replace=True)  # ensure_index rebuilds on purpose
 
     wanted = {"kind": "words", "source": str(vectors), "lowercase": False}
-    first = pipeline.ensure_index(home, "small", wanted, build)
-    again = pipeline.ensure_index(home, "small", wanted, build)
+    first = ensure_index(home, "small", wanted, build)
+    again = ensure_index(home, "small", wanted, build)
     assert (first["reused"], again["reused"], len(builds)) == (False, True, 1)
     assert again["version"] == first["version"]
 
-    changed = pipeline.ensure_index(home, "small", {**wanted, "lowercase": True}, build)
+    changed = ensure_index(home, "small", {**wanted, "lowercase": True}, build)
     assert not changed["reused"] and "lowercase False -> True" in changed["reason"] and len(builds) == 2
 
     shard = next((home / "small" / "shards").iterdir())
     data = bytearray(shard.read_bytes())
     data[-20] ^= 0xFF
     shard.write_bytes(bytes(data))
-    repaired = pipeline.ensure_index(home, "small", {**wanted, "lowercase": True}, build)
+    repaired = ensure_index(home, "small", {**wanted, "lowercase": True}, build)
     assert not repaired["reused"] and "failed verification" in repaired["reason"] and len(builds) == 3
     Store.open(home / "small")  # verifies again
 

@@ -1,4 +1,4 @@
-"""The main job (``lexprobe bench all``): a list of stages, one per analysis, each turning indexes and datasets
+"""The main job (``lexprobe run all``): a list of stages, one per analysis, each turning indexes and datasets
 into one report section.
 
 A stage names the datasets and Python packages it needs and a function ``run(run_dir, settings) -> Section``
@@ -8,8 +8,8 @@ report always has every section. Each stage is timed; the total is printed at th
 stage derives from ``settings.seed``. The stages of each paper live in that paper's run module
 (:mod:`lexprobe.runs.senses`, :mod:`lexprobe.runs.rare_words`).
 
-Indexes are built once and reused: :func:`ensure_index` compares the manifest's source and settings with
-what the stage wants and rebuilds only when they differ (or the index fails verification).
+Indexes are built once and reused: :func:`lexprobe.runs.index_reuse.ensure_index` compares the manifest's
+source and settings with what the stage wants and rebuilds only when they differ (or the index fails verification).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Callable, Sequence
 from ..sources import datahome
 from ..core.errors import LexprobeError
 from .analogies import TITLES as ANALOGY_TITLES, analogy_stage, glove_analogy_stage, offsets_stage
-from .index_reuse import ensure_index  # noqa: F401  (part of this module's interface: tests and runs reuse indexes)
 from .rare_words import OTA_TITLE, WNLAMPRO_TITLE, ota_stage, wnlampro_stage
 from .report import Report, Section, write_report
 from .run_dir import RunDir
