@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..sources import datahome
-from .root import Context, bench_group, data_group, format_option, paper_command
+from .root import Context, data_group, format_option, paper_command
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 
