@@ -9,7 +9,7 @@ import pytest
 from PIL import Image as PILImage
 
 from lexprobe.runs import plots
-from lexprobe.runs.report import Image, Report, Section, Table, to_html, to_markdown
+from lexprobe.runs.report import Report, Section, Table, to_html, to_markdown
 
 
 @pytest.fixture
