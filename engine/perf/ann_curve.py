@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import vector_index as vindex
+from .common import timed
 
 EF_SEARCH = (16, 32, 64, 128, 256, 512)
 NPROBE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -50,15 +51,6 @@ def _faiss_direct(vi: vindex.VectorIndex, queries: np.ndarray, self_ids: np.ndar
     return np.take_along_axis(i, order, axis=1)
 
 
-def _timed(fn, repeat: int):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 @dataclass
 class Curve:
     """Points (one per setting) of one index type through one path."""
@@ -78,10 +70,10 @@ def sweep(vi: vindex.VectorIndex, index_type: str, values, queries: np.ndarray, 
     raw = Curve(index_type, "faiss", ours.parameter, [], [], [])
     for value in values:
         _set(vi, index_type, value)
-        t, (_, I) = _timed(lambda: vi.search(queries, k, exclude=self_ids[:, None]), repeat)
+        t, (_, I) = timed(lambda: vi.search(queries, k, exclude=self_ids[:, None]), repeat)
         ours.values.append(value), ours.recall.append(recall_at_k(I, exact)), ours.qps.append(len(queries) / t)
         _set(vi, index_type, value)
-        t, I = _timed(lambda: _faiss_direct(vi, queries, self_ids, k), repeat)
+        t, I = timed(lambda: _faiss_direct(vi, queries, self_ids, k), repeat)
         raw.values.append(value), raw.recall.append(recall_at_k(I, exact)), raw.qps.append(len(queries) / t)
     return [ours, raw]
 
@@ -106,10 +98,10 @@ def run_ann_curve(unit: np.ndarray, *, n_queries: int = 2000, k: int = 10, seed:
     all_ids = np.arange(len(unit), dtype=np.int64)
     flat = vindex.VectorIndex(vindex.build(unit, all_ids))
     flat.search(queries[:32], k, exclude=ids[:32, None])  # warm-up
-    t_exact, (_, exact) = _timed(lambda: flat.search(queries, k, exclude=ids[:, None]), 2)
+    t_exact, (_, exact) = timed(lambda: flat.search(queries, k, exclude=ids[:, None]), 2)
     plain = faiss.IndexFlatIP(unit.shape[1])
     plain.add(np.ascontiguousarray(unit))
-    t_flat, _ = _timed(lambda: plain.search(queries, k + 1), 1)
+    t_flat, _ = timed(lambda: plain.search(queries, k + 1), 1)
     out = {"queries": len(ids), "k": k, "n": len(unit), "dim": unit.shape[1], "curves": [], "builds": {},
            "exact_qps": len(ids) / t_exact, "faiss_flat_qps": len(ids) / t_flat,
            "load": os.getloadavg()}
