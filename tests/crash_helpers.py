@@ -136,6 +136,16 @@ def write_glove(path: Path, n: int, dim: int, seed: int) -> tuple[list[str], np.
     return words, matrix
 
 
+def words_home(root: Path, n: int, dim: int, seed: int, name: str = "w", **build) -> Path:
+    """``root/home`` holding a words index ``name`` built (``build``: builder options) from a :func:`write_glove`
+    file ``root/v.txt``."""
+    from lexprobe.kinds.words import build_word_index
+
+    write_glove(root / "v.txt", n, dim, seed)
+    build_word_index(root / "home", name, str(root / "v.txt"), **build)
+    return root / "home"
+
+
 def env(home: Path, **extra: str) -> dict:
     out = dict(os.environ, LEXPROBE_HOME=str(home), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -18,12 +18,7 @@ import crash_helpers as ch
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory) -> Path:
     """A home with a words index of 3 shards + FAISS (3000 x 20)."""
-    from lexprobe.kinds.words import build_word_index
-
-    root = tmp_path_factory.mktemp("corrupt_src")
-    ch.write_glove(root / "v.txt", 3000, 20, 3)
-    build_word_index(root / "home", "w", str(root / "v.txt"), shard_rows=1000)
-    return root / "home"
+    return ch.words_home(tmp_path_factory.mktemp("corrupt_src"), 3000, 20, 3, shard_rows=1000)
 
 
 def _files(index: Path) -> list[str]:

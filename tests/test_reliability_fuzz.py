@@ -36,12 +36,7 @@ NAMES = st.one_of(TEXTS, st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,20}", fullm
 @pytest.fixture(scope="module")
 def fuzz_home(tmp_path_factory) -> Path:
     """A home with a words index ``w`` (60 x 6) and the vector file it was built from."""
-    from lexprobe.kinds.words import build_word_index
-
-    root = tmp_path_factory.mktemp("fuzz")
-    ch.write_glove(root / "v.txt", 60, 6, 2)
-    build_word_index(root / "home", "w", str(root / "v.txt"))
-    return root / "home"
+    return ch.words_home(tmp_path_factory.mktemp("fuzz"), 60, 6, 2)
 
 
 def _ok_or_one_line(r) -> None:

@@ -18,12 +18,7 @@ import crash_helpers as ch
 @pytest.fixture(scope="module")
 def src(tmp_path_factory) -> Path:
     """A home with one words index ``w`` (200 x 8)."""
-    from lexprobe.kinds.words import build_word_index
-
-    root = tmp_path_factory.mktemp("sql_src")
-    ch.write_glove(root / "v.txt", 200, 8, 5)
-    build_word_index(root / "home", "w", str(root / "v.txt"))
-    return root / "home"
+    return ch.words_home(tmp_path_factory.mktemp("sql_src"), 200, 8, 5)
 
 
 @pytest.fixture
