@@ -202,17 +202,22 @@ class TokenIndex(vindex.SearchableView):
         return TokenEncoder(overrides.pop("model", m["model"]), layers=overrides.pop("layers", m["layers"]),
                             pooling=overrides.pop("pooling", m["pooling"]), **overrides)
 
-    def encode(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[tuple[int, int]]]) -> np.ndarray:
-        """Raw vectors of target spans in ad-hoc sentences, made exactly as this index's vectors were."""
-        if not hasattr(self, "_encoder"):
-            self._encoder = self.encoder()
-        return _encoded(self._encoder, sentences, spans)
+    def encode(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[tuple[int, int]]], *,
+               encoder: TokenEncoder | None = None) -> np.ndarray:
+        """Raw vectors of target spans in ad-hoc sentences, made exactly as this index's vectors were (by
+        ``encoder``, one of :meth:`encoder`'s that a caller keeps, else this view's own, made once)."""
+        if encoder is None:
+            if not hasattr(self, "_encoder"):
+                self._encoder = self.encoder()
+            encoder = self._encoder
+        return _encoded(encoder, sentences, spans)
 
     def __repr__(self) -> str:
         return f"<TokenIndex {self.name}: {self.store.count} tokens x {self.dim}, model {self.settings.get('model')}>"
 
     def query(self, sentence: str | Sequence[str], target: str, k: int = 10, *, same_lemma: bool = True,
-              lemma: str | None = None, occurrence: int = 1, definitions: bool = False) -> pa.Table:
+              lemma: str | None = None, occurrence: int = 1, definitions: bool = False,
+              encoder: TokenEncoder | None = None) -> pa.Table:
         """Query by example: embed ``target`` in ``sentence`` as this index's tokens were embedded, and rank the
         index's instances by cosine. Returns one row per hit: ``rank``, ``score``, ``sense``, (``definition``,)
         ``lemma``, ``pos``, ``sentence`` (the hit's sentence, its target marked ``[[...]]``) and ``instance_id``.
@@ -224,7 +229,8 @@ class TokenIndex(vindex.SearchableView):
         that lemma, else its WordNet base form the index has most instances of; when the index has none of them,
         every instance is ranked and the table's metadata ``note`` says so. ``definitions`` adds each hit's
         WordNet gloss (empty for labels WordNet cannot resolve, counted in the note). The metadata ``query``
-        holds the query sentence with its target marked.
+        holds the query sentence with its target marked. ``encoder``: see :meth:`encode` (a server keeps one
+        per model for all its views).
 
         >>> import json, pathlib, tempfile, lexprobe
         >>> from lexprobe.kinds.tokens import build_token_index
@@ -256,7 +262,7 @@ class TokenIndex(vindex.SearchableView):
                 notes.append(f"index {self.name!r} has no instance of lemma {target!r} (nor of its WordNet base "
                              f"forms); ranking all {self.store.count} instances")
                 restrict = None
-        query, _ = unit_rows(self.encode([words], [[(position, length)]]))
+        query, _ = unit_rows(self.encode([words], [[(position, length)]], encoder=encoder))
         scores, ids = self.vectors.search(query, k, restrict=restrict)
         found = ids[0] >= 0
         hits = self.table.take(ids[0][found])

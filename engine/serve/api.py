@@ -227,9 +227,8 @@ class Service:
         settings = index.settings
         key = ("encoder", settings["model"], tuple(settings["layers"]), settings["pooling"])
         encoder, lock = self.models.get(key, index.encoder)
-        with lock:
-            index._encoder = encoder  # the view's encoder cache: one encoder per model for the whole process
-            table = index.query(sentence, target, k, occurrence=occurrence, definitions=definitions)
+        with lock:  # one encoder per model for the whole process
+            table = index.query(sentence, target, k, occurrence=occurrence, definitions=definitions, encoder=encoder)
         meta = {key.decode(): value.decode() for key, value in (table.schema.metadata or {}).items()}
         return {"index": index.name, "query": meta.get("query", ""), "note": meta.get("note", ""),
                 "k": k, "rows": table.to_pylist()}
