@@ -172,5 +172,5 @@ def test_word_index_neighbors_batch_as_arrow(glove_home):
     Dr, Ir = brute(unit[q][None], unit, 5, exclude=[[q]])
     assert table.column("word").to_pylist()[5:10] == [index.words[j] for j in Ir[0]]
     np.testing.assert_allclose(table.column("score").to_numpy()[5:10], Dr[0], atol=2e-6)
-    assert index.neighbors("king", k=3, restrict=1000).column("word").to_pylist() == \
+    assert index.neighbors("king", k=3, restrict_vocab=1000).column("word").to_pylist() == \
         [index.words[j] for j in brute(unit[index.ids(["king"])], unit, 3, [[index.ids(["king"])[0]]], 1000)[1][0]]

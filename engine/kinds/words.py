@@ -154,10 +154,10 @@ class WordIndex(vindex.SearchableView):
         return ", ".join(out)
 
     def neighbors(self, words: str | Iterable[str], k: int = 10, *, include_self: bool = False,
-                  restrict: int | None = None) -> pa.Table:
+                  restrict_vocab: int | None = None) -> pa.Table:
         """Nearest words by cosine for a batch of words (a str is one word): an Arrow table ``query, rank,
         word, score``, k rows per query in rank order (fewer when fewer words are allowed). The query word
-        itself is excluded unless ``include_self``; ``restrict``: only the N most frequent words. Exact for a
+        itself is excluded unless ``include_self``; ``restrict_vocab``: only the N most frequent words. Exact for a
         flat index (:mod:`lexprobe.core.topk`: ties by id), one batched search for all the words.
 
         >>> lexprobe.open_index("glove").neighbors("king", k=2).column("word").to_pylist()
@@ -171,7 +171,7 @@ class WordIndex(vindex.SearchableView):
         if zero.any():
             raise LexprobeError(f"word {words[int(np.argmax(zero))]!r} has a zero vector (length below "
                                 f"{vindex.MIN_NORM:g}): no direction, so no neighbours by cosine")
-        D, I = self.vectors.search(unit, k, exclude=exclude, restrict=restrict)
+        D, I = self.vectors.search(unit, k, exclude=exclude, restrict=restrict_vocab)
         q, r = np.nonzero(I >= 0)
         return pa.table({"query": pa.array(np.asarray(words, dtype=object)[q], pa.string()),
                          "rank": pa.array(r + 1, pa.int64()),
