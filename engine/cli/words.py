@@ -67,7 +67,7 @@ def neighbors_cmd(obj: Context, name, words, k, restrict_vocab, include_self, sk
         candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (not include_self)
         words = keep_known(index, list(words), skip=skip_unknown)
         rows = index.neighbors(words, clamp_k(k, max(candidates, 1), "words to rank"),
-                               include_self=include_self, restrict=restrict_vocab).to_pylist()
+                               include_self=include_self, restrict_vocab=restrict_vocab).to_pylist()
     click.echo(render(rows, fmt, ["query", "rank", "word", "score"]))
 
 
