@@ -86,9 +86,13 @@ class CausalLM(MaskedLM):
     kind = "causal"
 
     def __init__(self, model, tokenizer):
+        from ..sources.models import document_start_id
+
         super().__init__(model, tokenizer)
         self._vocab: dict[str, int] | None = None
         self._words: dict[int, str] | None = None
+        self.start_id = document_start_id(tokenizer)  # once: it reads the whole vocabulary (26 ms for SmolLM2)
+        self._special = set(tokenizer.all_special_ids)
 
     @classmethod
     def load(cls, name: str) -> "CausalLM":
@@ -121,14 +125,10 @@ class CausalLM(MaskedLM):
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` after the document start (:func:`lexprobe.sources.models.document_start_id`) or
         the tokenizer's own BOS, with no special token at the end."""
-        from ..sources.models import document_start_id
-
         ids = list(self.tokenizer(text)["input_ids"])
-        special = set(self.tokenizer.all_special_ids)
-        while len(ids) > 1 and ids[-1] in special:
+        while len(ids) > 1 and ids[-1] in self._special:
             ids.pop()
-        start = document_start_id(self.tokenizer)
-        return ([start] if start is not None else []) + ids
+        return ([self.start_id] if self.start_id is not None else []) + ids
 
 
 def make_query(lm: CausalLM, pattern: str, keyword: str, *, replace: bool) -> Query:
