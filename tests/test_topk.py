@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lexprobe.core import topk
+from lexprobe.core import int8_scan, topk
 from lexprobe.core import vector_index as vindex
 from lexprobe.kinds.words import WordIndex
 
@@ -48,14 +48,17 @@ def data():
     return V, Q
 
 
-@pytest.mark.parametrize("bf16", [True, False])
+@pytest.mark.parametrize("vnni", [True, False])
 @pytest.mark.parametrize("k", [1, 10, 100])
-def test_pruned_equals_brute_force_with_exclusions(data, k, bf16):
+def test_pruned_equals_brute_force_with_exclusions(data, k, vnni, monkeypatch):
+    if vnni and not int8_scan._has_vnni():
+        pytest.skip("this CPU has no AVX512-VNNI; the portable kernel is tested below")
+    monkeypatch.setattr(int8_scan, "_has_vnni", lambda: vnni)
     V, Q = data
     rng = np.random.default_rng(k)
     exclude = rng.integers(-1, N, size=(len(Q), 5))
     exclude[:, 0] = brute(Q, V, 1)[1][:, 0]  # each query's own best is excluded
-    searcher = topk.TopK(V, bf16=bf16)
+    searcher = topk.TopK(V)
     D, I = searcher.search(Q, k, exclude=exclude)
     assert_same(D, I, *brute(Q, V, k, exclude))
     assert not (I[:, :, None] == exclude[:, None, :]).any()
@@ -131,20 +134,6 @@ def test_topk_rows_ties_across_the_cut():
     wide = np.zeros((2, 50_000), np.float32)  # argpartition alone picks equal scores from anywhere
     wide[1, 40_000:] = 1.0
     assert topk.topk_rows(wide, 5)[0].tolist() == [[0, 1, 2, 3, 4], list(range(40_000, 40_005))]
-
-
-def test_bf16_keys_order_like_the_values_and_never_cut_too_high():
-    import torch
-
-    bits = np.arange(-32768, 32768, dtype=np.int32).astype(np.int16)
-    ys = torch.from_numpy(bits).view(torch.bfloat16).to(torch.float32).numpy()
-    finite = np.isfinite(ys)
-    bits, ys = bits[finite].astype(np.int32), ys[finite]
-    keys = np.where(bits >= 0, bits, -32768 - bits)  # the scan's key of raw bfloat16 bits
-    for c in np.array([0.1, -0.3, 0.7071, 1e-3, 0.0, -0.0, 1.0, -1e-30], dtype=np.float32):
-        cut = topk.bf16_keys(np.array([c]))[0]
-        assert ((ys >= c) <= (keys >= cut)).all()  # every value at or above c passes
-        assert (ys[keys >= cut] >= c - abs(c) * 2.0 ** -7 - 1e-38).all()  # and nothing a bfloat16 step lower
 
 
 def test_vector_index_search_uses_the_kernel_with_id_restriction():

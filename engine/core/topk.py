@@ -7,12 +7,9 @@ threshold from a sample, then exact work only on the words that can still reach 
 
 1. **Threshold from a strided sample.** Every ``step``-th row is scored in float32; a query's k-th best allowed
    sample score ``tau`` is a lower bound of its true k-th best score (the sample is a subset of the candidates).
-2. **Cheap pass.** Every word is scored in bfloat16 (a matrix product at twice float32's rate on CPUs with
-   AVX512-BF16), tile by tile, and a compiled scan keeps the words whose cheap score reaches ``tau - err``. Both
-   operands and the result rounded to bfloat16 (unit roundoff u = 2^-8), products added in float32, the cheap
-   score errs by at most ``err = (3u + 4u^2 + d 2^-24) |q| max|x|`` (:func:`score_error`), so every word that can
-   tie or beat the k-th best is kept. Without native bfloat16 the product runs in float32 and only the result
-   is rounded (the same bound holds).
+2. **Int8 pass** (:mod:`lexprobe.core.int8_scan`). Every word is scored in 8-bit integers, four times float32's
+   rate, and compared with ``tau`` less the rounding's proven error bound inside the compiled kernel: no score
+   matrix is stored, and every word that can tie or beat the k-th best is kept.
 3. **Exact ranking.** The kept words are scored again in float32, one dot product each in the same order for
    every word (equal vectors score equal), and ranked by score, then id.
 
@@ -26,45 +23,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
-_U_BF16 = 2.0 ** -8
-_TILE = 16384         # words per cheap-pass tile (at least)
-_TILE_ELEMENTS = 1 << 24  # scores per tile (32 MB of bfloat16)
-_QUERY_BLOCK = 1024   # queries per block (their tile of bfloat16 scores is 32 MB at most)
+from .int8_scan import Int8Queries, Int8Rows, integer_cuts, scan
+
+_QUERY_BLOCK = 1024   # queries per block of the pruned path
 _EXACT_BLOCK = 64     # queries per block of the full float32 scan (64 x 400k floats = 100 MB)
 _SERIAL_MAX = 4       # at most this many queries: the full scan on one thread (latency of single queries)
-
-
-@cache
-def has_fast_bf16() -> bool:
-    """Whether the CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); elsewhere torch emulates it, slower
-    than float32, so the cheap product stays in float32."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return " avx512_bf16" in flags or " amx_bf16" in flags
-
-
-def score_error(dim: int) -> float:
-    """Bound on |cheap score - exact score| per unit of ``|q| max|x|`` (see the module docstring)."""
-    return 3 * _U_BF16 + 4 * _U_BF16 ** 2 + dim * 2.0 ** -24 * 1.01
-
-
-def bf16_keys(values: np.ndarray) -> np.ndarray:
-    """int32 keys that order like the float values, for comparing against raw bfloat16 bits; each value is
-    rounded down to a bfloat16 first (so ``key(x) >= keys(c)`` holds for every x >= c)."""
-    import torch
-
-    values = np.ascontiguousarray(values, dtype=np.float32)
-    b = torch.from_numpy(values).to(torch.bfloat16)
-    bits = b.view(torch.int16).numpy().astype(np.int32)
-    keys = np.where(bits >= 0, bits, -32768 - bits)
-    keys -= b.to(torch.float32).numpy() > values  # rounded up: one bfloat16 step down
-    return np.where(np.isposinf(values), np.int32(1 << 20), keys).astype(np.int32)
 
 
 def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -94,73 +60,89 @@ def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 @cache
 def _kernels(parallel: bool = True):
-    """The compiled scan, ranking and score kernels (numba; compiled on first use, cached on disk). Serial
-    ones (``parallel=False``) serve a few queries: no threads to wake for a millisecond of work."""
+    """The compiled ranking and score kernels (numba; compiled on first use, cached on disk). Serial ones
+    (``parallel=False``) serve a few queries: no threads to wake for a millisecond of work."""
     from numba import njit, prange
 
-    @njit(parallel=parallel, cache=True, boundscheck=False)
-    def scan(tile, cut, counts, cand, col0):  # pragma: no cover - compiled
-        """Append to ``cand[r]`` the columns of ``tile`` (raw bfloat16 bits) whose key reaches ``cut[r]``;
-        ``counts[r]`` counts them all, also past ``cand``'s width. Blocks of 32 whose maximum misses the cut
-        are skipped with one vectorised pass."""
-        mb, T = tile.shape
-        cap = cand.shape[1]
-        for r in prange(mb):
-            c = cut[r]
-            cnt = counts[r]
-            for j0 in range(0, T, 32):
-                j1 = min(j0 + 32, T)
-                mx = np.int32(-65536)
-                for j in range(j0, j1):
-                    s = np.int32(tile[r, j])
-                    mx = max(mx, s if s >= 0 else -32768 - s)
-                if mx >= c:
-                    for j in range(j0, j1):
-                        s = np.int32(tile[r, j])
-                        if (s if s >= 0 else -32768 - s) >= c:
-                            if cnt < cap:
-                                cand[r, cnt] = col0 + j
-                            cnt += 1
-            counts[r] = cnt
+    @njit(inline="always", cache=True, boundscheck=False)
+    def dot(Q, r, V, j):  # pragma: no cover - compiled
+        """``Q[r] . V[j]`` in float32: eight running sums over the dimensions (u mod 8) added pairwise, the same
+        order for every pair (equal vectors score equal) and eight independent chains instead of one."""
+        d = Q.shape[1]
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
+        full = d - d % 8
+        for u in range(0, full, 8):
+            a0 += Q[r, u] * V[j, u]
+            a1 += Q[r, u + 1] * V[j, u + 1]
+            a2 += Q[r, u + 2] * V[j, u + 2]
+            a3 += Q[r, u + 3] * V[j, u + 3]
+            a4 += Q[r, u + 4] * V[j, u + 4]
+            a5 += Q[r, u + 5] * V[j, u + 5]
+            a6 += Q[r, u + 6] * V[j, u + 6]
+            a7 += Q[r, u + 7] * V[j, u + 7]
+        for u in range(full, d):
+            a0 += Q[r, u] * V[j, u]
+        return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 
     @njit(parallel=parallel, cache=True, boundscheck=False)
     def rank(Q, V, cand, counts, excl, k, D, I):  # pragma: no cover - compiled
         """Per query: exact float32 scores of its candidate columns (ascending), the excluded ones (``excl[r]``
-        sorted, -1 padded at the front) dropped, the best ``k`` by score then column into ``D[r]``, ``I[r]``."""
-        m, d = Q.shape
+        sorted, -1 padded at the front) dropped, the best ``k`` by score then column into ``D[r]``, ``I[r]``
+        (``-inf`` / ``-1`` on entry). Small k: each word is inserted into the k best so far (most fail one
+        comparison); large k: every score, then a stable sort."""
+        m = Q.shape[0]
         for r in prange(m):
             c = counts[r]
-            scores = np.empty(c, dtype=np.float32)
-            cols = np.empty(c, dtype=np.int64)
+            scores = np.empty(c if k > 32 else 0, dtype=np.float32)
+            cols = np.empty(c if k > 32 else 0, dtype=np.int64)
             kept = 0
             for t in range(c):
                 j = cand[r, t]
                 pos = np.searchsorted(excl[r], j)
                 if pos < excl.shape[1] and excl[r, pos] == j:
                     continue
-                acc = np.float32(0.0)
-                for u in range(d):
-                    acc += Q[r, u] * V[j, u]
-                scores[kept] = acc
-                cols[kept] = j
+                s = dot(Q, r, V, j)
+                if k > 32:
+                    scores[kept] = s
+                    cols[kept] = j
+                elif kept < k or s > D[r, k - 1]:  # an equal score comes later in column order: it stays out
+                    p = min(kept, k - 1)
+                    while p > 0 and D[r, p - 1] < s:
+                        D[r, p] = D[r, p - 1]
+                        I[r, p] = I[r, p - 1]
+                        p -= 1
+                    D[r, p] = s
+                    I[r, p] = j
                 kept += 1
-            order = np.argsort(-scores[:kept], kind="mergesort")  # stable: equal scores keep column order
-            for t in range(min(k, kept)):
-                D[r, t] = scores[order[t]]
-                I[r, t] = cols[order[t]]
+            if k > 32:
+                order = np.argsort(-scores[:kept], kind="mergesort")  # stable: equal scores keep column order
+                for t in range(min(k, kept)):
+                    D[r, t] = scores[order[t]]
+                    I[r, t] = cols[order[t]]
+
+    @njit(parallel=parallel, cache=True, boundscheck=False)
+    def kth_best(S, k, out):  # pragma: no cover - compiled
+        """``out[r]``: the k-th largest of ``S[r]`` (k <= 32, k <= row length), through a sorted buffer of the
+        k largest so far: most values fail one comparison, where a partition moves them all."""
+        for r in prange(S.shape[0]):
+            best = np.full(k, -np.inf, dtype=np.float32)
+            for x in S[r]:
+                if x > best[k - 1]:
+                    p = k - 1
+                    while p > 0 and best[p - 1] < x:
+                        best[p] = best[p - 1]
+                        p -= 1
+                    best[p] = x
+            out[r] = best[k - 1]
 
     @njit(parallel=parallel, cache=True, boundscheck=False)
     def dots(Q, V, R):  # pragma: no cover - compiled
         """Every score ``R[r, j] = Q[r] . V[j]`` with the ranking's arithmetic."""
-        m, d = Q.shape
         for j in prange(V.shape[0]):
-            for r in range(m):
-                acc = np.float32(0.0)
-                for u in range(d):
-                    acc += Q[r, u] * V[j, u]
-                R[r, j] = acc
+            for r in range(Q.shape[0]):
+                R[r, j] = dot(Q, r, V, j)
 
-    return scan, rank, dots
+    return rank, dots, kth_best
 
 
 def _sorted_exclusions(excl: np.ndarray, n: int) -> np.ndarray:
@@ -173,7 +155,7 @@ def _ranked(Q, V, cand, counts, excl, k):
     D = np.full((len(Q), k), -np.inf, dtype=np.float32)
     I = np.full((len(Q), k), -1, dtype=np.int64)
     if len(Q):
-        _kernels(len(Q) > _SERIAL_MAX)[1](Q, V, cand, counts, excl, k, D, I)
+        _kernels(len(Q) > _SERIAL_MAX)[0](Q, V, cand, counts, excl, k, D, I)
     return D, I
 
 
@@ -193,7 +175,7 @@ def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = N
             R = q @ V.T
         else:  # one thread, the ranking's arithmetic: no thread pool to wake for a single query
             R = np.empty((len(q), n), dtype=np.float32)
-            _kernels(False)[2](q, V, R)
+            _kernels(False)[1](q, V, R)
         rows = np.repeat(np.arange(len(q)), ex.shape[1])
         ok = ex.reshape(-1) >= 0
         R[rows[ok], ex.reshape(-1)[ok]] = -np.inf
@@ -212,20 +194,17 @@ def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = N
 @dataclass
 class TopK:
     """Exact top-k over fixed rows ``V`` (n, d float32); row i has id ``ids[i]`` (ascending, so that ties by
-    row are ties by id; default: the row number). Build once per vector set: it keeps the cheap-pass copy."""
+    row are ties by id; default: the row number). Build once per vector set: it keeps the int8 copy."""
 
     V: np.ndarray
     ids: np.ndarray | None = None
-    bf16: bool | None = None
-    _cheap: object = field(default=None, repr=False)
+    _int8: Int8Rows | None = field(default=None, repr=False)
     _samples: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self.V = np.ascontiguousarray(self.V, dtype=np.float32)
         if self.ids is not None and len(self.ids) > 1 and (np.diff(self.ids) <= 0).any():
             raise ValueError("TopK ids must be strictly ascending")
-        if self.bf16 is None:
-            self.bf16 = has_fast_bf16()
         squares = np.einsum("ij,ij->i", self.V, self.V) if len(self.V) else np.zeros(1, np.float32)
         self.max_norm = float(np.sqrt(squares.max())) * (1 + 1e-5)  # float32 sums: a margin for their rounding
 
@@ -271,25 +250,17 @@ class TopK:
             self._samples[step] = np.ascontiguousarray(self.V[::step])
         return self._samples[step][: -(-n // step)]
 
-    def _cheap_rows(self):
-        if self._cheap is None:
-            import torch
-
-            t = torch.from_numpy(self.V)
-            self._cheap = t.to(torch.bfloat16) if self.bf16 else t
-        return self._cheap
+    def _int8_rows(self) -> Int8Rows:
+        if self._int8 is None:
+            self._int8 = Int8Rows.of(self.V)
+        return self._int8
 
     def _pruned(self, Q, V, k, excl, step):
-        import torch
-
-        scan = _kernels()[0]
         m, n = len(Q), len(V)
         cap = 4 * k * step + 1024  # kept words per query beyond which the full scan is cheaper
         sample = self._sample(step, n)
-        qnorm = np.linalg.norm(Q, axis=1)
-        err = score_error(Q.shape[1]) * qnorm * self.max_norm + 1e-5 * (qnorm + 1)
-        cheap = self._cheap_rows()[:n]
-        Qc = torch.from_numpy(Q).to(cheap.dtype)
+        slack = 1e-5 * (np.linalg.norm(Q, axis=1) + 1)  # float32 rounding: the sample's product vs the ranking's
+        rows = self._int8_rows()
         D = np.full((m, k), -np.inf, dtype=np.float32)
         I = np.full((m, k), -1, dtype=np.int64)
         fallback = []
@@ -298,27 +269,20 @@ class TopK:
             b = min(m, a + block)
             S = Q[a:b] @ sample.T
             ex = excl[a:b]
-            rows = np.repeat(np.arange(b - a), ex.shape[1])
+            at = np.repeat(np.arange(b - a), ex.shape[1])
             cols = ex.reshape(-1)
             ok = (cols >= 0) & (cols % step == 0)
-            S[rows[ok], cols[ok] // step] = -np.inf
-            if S.shape[1] >= k:
+            S[at[ok], cols[ok] // step] = -np.inf
+            tau = np.full(b - a, -np.inf, dtype=np.float32)
+            if S.shape[1] >= k > 32:
                 S.partition(S.shape[1] - k, axis=1)  # in place: the k-th best lands at column -k
                 tau = S[:, -k]
-            else:
-                tau = np.full(b - a, -np.inf, dtype=np.float32)
-            cut = bf16_keys(np.where(np.isfinite(tau), tau - err[a:b], np.inf))
-            counts = np.zeros(b - a, dtype=np.int64)
-            cand = np.empty((b - a, cap), dtype=np.int64)
-            q = Qc[a:b]
-            width = max(_TILE, _TILE_ELEMENTS // (b - a))  # few queries: wide tiles, few calls
-            for t in range(0, n, width):
-                tile = q @ cheap[t:t + width].T
-                if not self.bf16:
-                    tile = tile.to(torch.bfloat16)
-                scan(tile.view(torch.int16).numpy(), cut, counts, cand, t)
-                cut[counts > cap] = 1 << 20  # too many ties: stop collecting, full scan below
-            lost = ~np.isfinite(tau) | (counts > cap)
+            elif S.shape[1] >= k:
+                _kernels()[2](S, k, tau)
+            queries = Int8Queries.of(Q[a:b], rows.groups)
+            counts, cand = scan(rows, queries, integer_cuts(rows, queries, tau - slack[a:b], self.max_norm), n, cap)
+            counts, cand = counts[: b - a], cand[: b - a]
+            lost = ~np.isfinite(tau) | (counts > cap) | (queries.rounded_norm == 0)
             fallback.append(np.flatnonzero(lost) + a)
             D[a:b], I[a:b] = _ranked(Q[a:b], V, cand, np.where(lost, 0, counts), ex, k)
         fallback = np.concatenate(fallback)

@@ -235,7 +235,7 @@ class VectorIndex:
         cached = self._subsets.get("subset")  # (key, searcher), read once: other threads may replace it
         if cached is None or cached[0] != key:
             mask = np.isin(full.ids, np.asarray(restrict, dtype=np.int64))
-            cached = self._subsets["subset"] = (key, TopK(full.V[mask], full.ids[mask], bf16=full.bf16))
+            cached = self._subsets["subset"] = (key, TopK(full.V[mask], full.ids[mask]))
         return cached[1], None
 
     def _selector_params(self, restrict):
