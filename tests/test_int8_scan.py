@@ -30,13 +30,14 @@ def test_kernel_scores_and_cuts_match_numpy(vnni, monkeypatch):
     cut = np.full(len(queries.packed), s8.SKIP, np.int32)
     cut[:m] = np.quantile(ints, 0.9, axis=1).astype(np.int32)
     cut[5] = -10 ** 6  # every row passes: the cap stops the list, not the count
-    counts, cand = s8.scan(rows, queries, cut, limit=997, cap=150)
+    counts, cand, scores = s8.scan(rows, queries, cut, limit=997, cap=150)
     assert (counts[m:] == 0).all()  # padding queries (cut SKIP) find nothing
     for r in range(m):
         want = np.flatnonzero(ints[r, :997] >= cut[r])  # rows past the limit never count
         assert counts[r] == len(want)
         shown = min(counts[r], 150)
         np.testing.assert_array_equal(cand[r, :shown], want[:shown])
+        np.testing.assert_array_equal(scores[r, :shown], ints[r, want[:shown]])
     assert counts[5] == 997
 
 
@@ -55,7 +56,7 @@ def test_rounding_bound_holds_and_cuts_never_drop_a_row_reaching_the_floor():
     assert (np.abs(approx - exact) <= bound[:, None]).all()
     assert (np.abs(approx - exact).max(axis=1) >= bound / 50).all()  # the bound is not vacuous
     floor = np.sort(exact, axis=1)[:, -30]  # each query's 30th best exact score
-    counts, cand = s8.scan(rows, queries, s8.integer_cuts(rows, queries, floor, max_norm), 3000, 3000)
+    counts, cand, _ = s8.scan(rows, queries, s8.integer_cuts(rows, queries, floor, max_norm), 3000, 3000)
     for r in range(40):
         kept = set(cand[r, : counts[r]].tolist())
         if r == 3:

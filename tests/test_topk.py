@@ -77,7 +77,7 @@ def test_ties_are_broken_by_id_across_the_cut():
     V, _ = vindex.unit_rows(rng.standard_normal((N, 8)).astype(np.float32))
     twins = rng.choice(N, 300, replace=False)
     V[twins] = V[twins[0]]  # 300 equal rows: every query ties on all of them
-    q = V[twins[:1]] * 0.9 + V[:8] * 0.1  # 8 queries: the batched (pruned) path; one: the serial full scan
+    q = V[twins[:1]] * 0.9 + V[:8] * 0.1  # 8 queries: the threaded kernels; one: the serial ones
     for k in (1, 7, 299, 400):
         for rows in (q, q[:1]):
             D, I = topk.TopK(V).search(rows, k)

@@ -82,44 +82,60 @@ class Int8Queries:
         return cls(padded.view(np.int32), scale, residual, rounded, 128 * v.sum(axis=1))
 
 
+def rounding_bound(rows: Int8Rows, queries: Int8Queries, max_norm: float) -> np.ndarray:
+    """Per query, a bound of |exact score - ``unit`` (integer score - offset)| over the rows (``max_norm``: the
+    largest row norm, or more)."""
+    return queries.residual * max_norm + queries.rounded_norm * rows.residual
+
+
 def integer_cuts(rows: Int8Rows, queries: Int8Queries, floor: np.ndarray, max_norm: float) -> np.ndarray:
     """Per query, the int32 cut of the kernel's score that every row whose exact score can reach ``floor``
     passes (``floor`` -inf or a zero query: :data:`SKIP`)."""
-    err = queries.residual * max_norm + queries.rounded_norm * rows.residual
     unit = queries.scale * rows.scale
     with np.errstate(invalid="ignore", over="ignore"):
-        cut = np.floor((floor.astype(np.float64) - err) / unit) - 1 + queries.offset
-    cut = np.where(np.isfinite(cut) & (queries.rounded_norm > 0), cut, SKIP)
+        cut = np.floor((floor.astype(np.float64) - rounding_bound(rows, queries, max_norm)) / unit) - 1
+    cut = np.where(np.isfinite(cut) & (queries.rounded_norm > 0), cut + queries.offset, SKIP)
     out = np.full(len(queries.packed), SKIP, dtype=np.int32)
     out[: len(cut)] = np.clip(cut, np.iinfo(np.int32).min, SKIP)
     return out
 
 
+def integer_band(rows: Int8Rows, queries: Int8Queries, width: np.ndarray, max_norm: float) -> np.ndarray:
+    """Per query, an integer-score width covering ``width`` plus twice the rounding bound: two rows whose
+    exact scores differ by at most ``width`` have integer scores less than this apart."""
+    unit = queries.scale * rows.scale
+    band = np.ceil((width + 2 * rounding_bound(rows, queries, max_norm)) / unit) + 1
+    return np.minimum(band, 2.0 ** 62).astype(np.int64)
+
+
 def scan(rows: Int8Rows, queries: Int8Queries, cut: np.ndarray, limit: int, cap: int
-         ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``< limit`` whose integer score reaches the query's cut: ``(counts, cand)``; ``cand[r, :counts[r]]``
-    lists query r's rows in ascending order while ``counts[r] <= cap``; past ``cap`` only the count goes on."""
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows ``< limit`` whose integer score reaches the query's cut: ``(counts, cand, scores)``;
+    ``cand[r, :counts[r]]`` lists query r's rows in ascending order and ``scores`` their integer scores while
+    ``counts[r] <= cap``; past ``cap`` only the count goes on."""
     m = len(queries.packed)
     counts = np.zeros(m, dtype=np.int64)
     cand = np.empty((m, cap), dtype=np.int64)
+    scores = np.empty((m, cap), dtype=np.int32)
     blocks = -(-limit // LANES)
     tiles = m // QUERIES
     if not tiles or not blocks:
-        return counts, cand
+        return counts, cand, scores
     kernel = _kernel(_has_vnni())[0]
     parts = np.linspace(0, tiles, min(usable_cores(), tiles) + 1).astype(int)
 
     def run(a: int, b: int) -> None:  # tiles a..b-1; ctypes releases the GIL, so threads run side by side
         q0 = a * QUERIES
         kernel(rows.packed.ctypes.data, blocks, limit, queries.packed[q0:].ctypes.data, b - a, rows.groups,
-               cut[q0:].ctypes.data, counts[q0:].ctypes.data, cap, cand[q0:].ctypes.data, _CHUNK)
+               cut[q0:].ctypes.data, counts[q0:].ctypes.data, cap, cand[q0:].ctypes.data, scores[q0:].ctypes.data,
+               _CHUNK)
 
     if len(parts) == 2:
         run(0, tiles)
     else:
         with ThreadPoolExecutor(len(parts) - 1) as pool:
             list(pool.map(run, parts[:-1], parts[1:]))
-    return counts, cand
+    return counts, cand, scores
 
 
 @cache
@@ -161,7 +177,7 @@ def kernel_ir(vnni: bool) -> str:
     of ``a`` and signed bytes of ``b`` (``vpdpbusd``, or the portable same)."""
     lines = [_VNNI_DP if vnni else _PORTABLE_DP, "declare i16 @llvm.cttz.i16(i16, i1)", """
 define void @scan(ptr noalias %V, i64 %blocks, i64 %limit, ptr noalias %Q, i64 %tiles, i64 %G, ptr noalias %cut,
-                  ptr noalias %count, i64 %cap, ptr noalias %cand, i64 %chunk) nounwind {
+                  ptr noalias %count, i64 %cap, ptr noalias %cand, ptr noalias %score, i64 %chunk) nounwind {
 entry:
   %c = alloca i64
   %t = alloca i64
@@ -256,15 +272,18 @@ bit_body{j}:
   %inside{j} = icmp slt i64 %row{j}, %limit
   br i1 %inside{j}, label %keep{j}, label %bit{j}
 keep{j}:
-  %n{j} = load i64, ptr %cntp{j}
-  %n1{j} = add i64 %n{j}, 1
-  store i64 %n1{j}, ptr %cntp{j}
-  %room{j} = icmp slt i64 %n{j}, %cap
+  %seen{j} = load i64, ptr %cntp{j}
+  %next{j} = add i64 %seen{j}, 1
+  store i64 %next{j}, ptr %cntp{j}
+  %room{j} = icmp slt i64 %seen{j}, %cap
   br i1 %room{j}, label %store{j}, label %bit{j}
 store{j}:
-  %at{j} = add i64 %slot{j}, %n{j}
+  %at{j} = add i64 %slot{j}, %seen{j}
   %cp{j} = getelementptr i64, ptr %cand, i64 %at{j}
   store i64 %row{j}, ptr %cp{j}
+  %sv{j} = extractelement <16 x i32> %af{j}, i16 %lane{j}
+  %sp{j} = getelementptr i32, ptr %score, i64 %at{j}
+  store i32 %sv{j}, ptr %sp{j}
   br label %bit{j}""")
     add("""row_next:
   %bn = add i64 %bv, 1
@@ -299,5 +318,5 @@ def _kernel(vnni: bool):
     engine = llvm.create_mcjit_compiler(module, machine)
     engine.finalize_object()
     p, i = ctypes.c_void_p, ctypes.c_int64
-    function = ctypes.CFUNCTYPE(None, p, i, i, p, i, i, p, p, i, p, i)(engine.get_function_address("scan"))
+    function = ctypes.CFUNCTYPE(None, p, i, i, p, i, i, p, p, i, p, p, i)(engine.get_function_address("scan"))
     return function, engine  # the compiled code lives as long as its engine

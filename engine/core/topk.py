@@ -8,10 +8,13 @@ threshold from a sample, then exact work only on the words that can still reach 
 1. **Threshold from a strided sample.** Every ``step``-th row is scored in float32; a query's k-th best allowed
    sample score ``tau`` is a lower bound of its true k-th best score (the sample is a subset of the candidates).
 2. **Int8 pass** (:mod:`lexprobe.core.int8_scan`). Every word is scored in 8-bit integers, four times float32's
-   rate, and compared with ``tau`` less the rounding's proven error bound inside the compiled kernel: no score
-   matrix is stored, and every word that can tie or beat the k-th best is kept.
-3. **Exact ranking.** The kept words are scored again in float32, one dot product each in the same order for
-   every word (equal vectors score equal), and ranked by score, then id.
+   rate, and compared with ``tau`` less the rounding's proven error bound ``e`` inside the compiled kernel: no
+   score matrix is stored, and every word that can tie or beat the k-th best is kept, with its integer score.
+3. **Narrowing.** If ``A`` is the k-th best integer-scored kept word (in score units), the k words above it
+   score at least ``A - e`` exactly, so a word of the top k scores at least ``A - 2e`` in integers (less float
+   rounding): the rest of the kept words are dropped without touching their vectors.
+4. **Exact ranking.** The remaining words are scored again in float32, one dot product each in the same order
+   for every word (equal vectors score equal), and ranked by score, then id.
 
 A query with too many kept words (a zero query ties with every word) or fewer than k allowed sample words is
 answered by the full float32 scan (:func:`exact_topk`): every score, the k-th best, and the same exact ranking
@@ -26,11 +29,11 @@ from functools import cache
 
 import numpy as np
 
-from .int8_scan import Int8Queries, Int8Rows, integer_cuts, scan
+from .int8_scan import Int8Queries, Int8Rows, integer_band, integer_cuts, scan
 
 _QUERY_BLOCK = 1024   # queries per block of the pruned path
 _EXACT_BLOCK = 64     # queries per block of the full float32 scan (64 x 400k floats = 100 MB)
-_SERIAL_MAX = 4       # at most this many queries: the full scan on one thread (latency of single queries)
+_SERIAL_MAX = 4       # at most this many queries: compiled kernels on one thread (no pool to wake for a query)
 
 
 def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -121,6 +124,44 @@ def _kernels(parallel: bool = True):
                     I[r, t] = cols[order[t]]
 
     @njit(parallel=parallel, cache=True, boundscheck=False)
+    def narrow(cand, scores, counts, excl, k, band):  # pragma: no cover - compiled
+        """In place, per query: drop the excluded candidates, then those whose integer score lies more than
+        ``band[r]`` below the k-th best allowed one (see :meth:`TopK._pruned`); ascending order kept."""
+        for r in prange(counts.shape[0]):
+            kept = 0
+            for t in range(counts[r]):
+                j = cand[r, t]
+                pos = np.searchsorted(excl[r], j)
+                if pos < excl.shape[1] and excl[r, pos] == j:
+                    continue
+                cand[r, kept] = j
+                scores[r, kept] = scores[r, t]
+                kept += 1
+            counts[r] = kept
+            if kept <= k:
+                continue
+            if k > 32:
+                kth = np.int64(np.sort(scores[r, :kept])[kept - k])
+            else:
+                best = np.full(k, np.iinfo(np.int32).min, dtype=np.int64)
+                for t in range(kept):
+                    x = np.int64(scores[r, t])
+                    if x > best[k - 1]:
+                        p = k - 1
+                        while p > 0 and best[p - 1] < x:
+                            best[p] = best[p - 1]
+                            p -= 1
+                        best[p] = x
+                kth = best[k - 1]
+            floor = kth - band[r]
+            short = 0
+            for t in range(kept):
+                if scores[r, t] >= floor:
+                    cand[r, short] = cand[r, t]
+                    short += 1
+            counts[r] = short
+
+    @njit(parallel=parallel, cache=True, boundscheck=False)
     def kth_best(S, k, out):  # pragma: no cover - compiled
         """``out[r]``: the k-th largest of ``S[r]`` (k <= 32, k <= row length), through a sorted buffer of the
         k largest so far: most values fail one comparison, where a partition moves them all."""
@@ -142,7 +183,7 @@ def _kernels(parallel: bool = True):
             for r in range(Q.shape[0]):
                 R[r, j] = dot(Q, r, V, j)
 
-    return rank, dots, kth_best
+    return rank, dots, kth_best, narrow
 
 
 def _sorted_exclusions(excl: np.ndarray, n: int) -> np.ndarray:
@@ -236,7 +277,7 @@ class TopK:
             D, I = np.full((m, max(k, 0)), -np.inf, np.float32), np.full((m, max(k, 0)), -1, np.int64)
         else:
             step = 32 if k <= 16 else 16 if k <= 64 else 8
-            if m <= _SERIAL_MAX or n < max(32768, 16 * step * k):  # the full scan costs less
+            if n < max(32768, 16 * step * k):  # the full scan costs less
                 D, I = exact_topk(Q, V, k, excl)
             else:
                 D, I = self._pruned(Q, V, k, _sorted_exclusions(excl, n), step)
@@ -278,13 +319,16 @@ class TopK:
                 S.partition(S.shape[1] - k, axis=1)  # in place: the k-th best lands at column -k
                 tau = S[:, -k]
             elif S.shape[1] >= k:
-                _kernels()[2](S, k, tau)
+                _kernels(m > _SERIAL_MAX)[2](S, k, tau)
             queries = Int8Queries.of(Q[a:b], rows.groups)
-            counts, cand = scan(rows, queries, integer_cuts(rows, queries, tau - slack[a:b], self.max_norm), n, cap)
-            counts, cand = counts[: b - a], cand[: b - a]
-            lost = ~np.isfinite(tau) | (counts > cap) | (queries.rounded_norm == 0)
+            cut = integer_cuts(rows, queries, tau - slack[a:b], self.max_norm)
+            counts, cand, scores = scan(rows, queries, cut, n, cap)
+            lost = ~np.isfinite(tau) | (counts[: b - a] > cap) | (queries.rounded_norm == 0)
+            counts = np.where(lost, 0, counts[: b - a])
+            band = integer_band(rows, queries, 2 * slack[a:b], self.max_norm)
+            _kernels(m > _SERIAL_MAX)[3](cand, scores, counts, ex, k, band)
             fallback.append(np.flatnonzero(lost) + a)
-            D[a:b], I[a:b] = _ranked(Q[a:b], V, cand, np.where(lost, 0, counts), ex, k)
+            D[a:b], I[a:b] = _ranked(Q[a:b], V, cand, counts, ex, k)
         fallback = np.concatenate(fallback)
         if len(fallback):
             D[fallback], I[fallback] = exact_topk(Q[fallback], V, k, excl[fallback])
