@@ -17,13 +17,12 @@ turns a score threshold into an integer cut with :func:`integer_cuts`.
 from __future__ import annotations
 
 import ctypes
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
-from .cores import usable_cores
+from .cores import in_parallel
 
 LANES = 16       # rows per block (one 512-bit register of int32 scores)
 QUERIES = 8      # queries per tile (eight accumulators stay in registers)
@@ -122,19 +121,14 @@ def scan(rows: Int8Rows, queries: Int8Queries, cut: np.ndarray, limit: int, cap:
     if not tiles or not blocks:
         return counts, cand, scores
     kernel = _kernel(_has_vnni())[0]
-    parts = np.linspace(0, tiles, min(usable_cores(), tiles) + 1).astype(int)
 
-    def run(a: int, b: int) -> None:  # tiles a..b-1; ctypes releases the GIL, so threads run side by side
+    def run(a: int, b: int) -> None:  # tiles a..b-1
         q0 = a * QUERIES
         kernel(rows.packed.ctypes.data, blocks, limit, queries.packed[q0:].ctypes.data, b - a, rows.groups,
                cut[q0:].ctypes.data, counts[q0:].ctypes.data, cap, cand[q0:].ctypes.data, scores[q0:].ctypes.data,
                _CHUNK)
 
-    if len(parts) == 2:
-        run(0, tiles)
-    else:
-        with ThreadPoolExecutor(len(parts) - 1) as pool:
-            list(pool.map(run, parts[:-1], parts[1:]))
+    in_parallel(tiles, run, serial_below=2)
     return counts, cand, scores
 
 

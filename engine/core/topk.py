@@ -29,11 +29,12 @@ from functools import cache
 
 import numpy as np
 
+from .cores import in_parallel
 from .int8_scan import Int8Queries, Int8Rows, integer_band, integer_cuts, scan
 
 _QUERY_BLOCK = 1024   # queries per block of the pruned path
 _EXACT_BLOCK = 64     # queries per block of the full float32 scan (64 x 400k floats = 100 MB)
-_SERIAL_MAX = 4       # at most this many queries: compiled kernels on one thread (no pool to wake for a query)
+_SERIAL_MAX = 4       # at most this many queries: scores by the ranking's kernel on one thread, not by BLAS
 
 
 def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -62,10 +63,10 @@ def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @cache
-def _kernels(parallel: bool = True):
-    """The compiled ranking and score kernels (numba; compiled on first use, cached on disk). Serial ones
-    (``parallel=False``) serve a few queries: no threads to wake for a millisecond of work."""
-    from numba import njit, prange
+def _kernels():
+    """The compiled kernels (numba; compiled on first use, cached on disk). Each works on a range of queries
+    without the GIL: :func:`lexprobe.core.cores.in_parallel` spreads the ranges over the cores."""
+    from numba import njit
 
     @njit(inline="always", cache=True, boundscheck=False)
     def dot(Q, r, V, j):  # pragma: no cover - compiled
@@ -87,14 +88,14 @@ def _kernels(parallel: bool = True):
             a0 += Q[r, u] * V[j, u]
         return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 
-    @njit(parallel=parallel, cache=True, boundscheck=False)
+    @njit(cache=True, nogil=True, boundscheck=False)
     def rank(Q, V, cand, counts, excl, k, D, I):  # pragma: no cover - compiled
         """Per query: exact float32 scores of its candidate columns (ascending), the excluded ones (``excl[r]``
         sorted, -1 padded at the front) dropped, the best ``k`` by score then column into ``D[r]``, ``I[r]``
         (``-inf`` / ``-1`` on entry). Small k: each word is inserted into the k best so far (most fail one
         comparison); large k: every score, then a stable sort."""
         m = Q.shape[0]
-        for r in prange(m):
+        for r in range(m):
             c = counts[r]
             scores = np.empty(c if k > 32 else 0, dtype=np.float32)
             cols = np.empty(c if k > 32 else 0, dtype=np.int64)
@@ -123,11 +124,11 @@ def _kernels(parallel: bool = True):
                     D[r, t] = scores[order[t]]
                     I[r, t] = cols[order[t]]
 
-    @njit(parallel=parallel, cache=True, boundscheck=False)
+    @njit(cache=True, nogil=True, boundscheck=False)
     def narrow(cand, scores, counts, excl, k, band):  # pragma: no cover - compiled
         """In place, per query: drop the excluded candidates, then those whose integer score lies more than
         ``band[r]`` below the k-th best allowed one (see :meth:`TopK._pruned`); ascending order kept."""
-        for r in prange(counts.shape[0]):
+        for r in range(counts.shape[0]):
             kept = 0
             for t in range(counts[r]):
                 j = cand[r, t]
@@ -161,11 +162,11 @@ def _kernels(parallel: bool = True):
                     short += 1
             counts[r] = short
 
-    @njit(parallel=parallel, cache=True, boundscheck=False)
+    @njit(cache=True, nogil=True, boundscheck=False)
     def kth_best(S, k, out):  # pragma: no cover - compiled
         """``out[r]``: the k-th largest of ``S[r]`` (k <= 32, k <= row length), through a sorted buffer of the
         k largest so far: most values fail one comparison, where a partition moves them all."""
-        for r in prange(S.shape[0]):
+        for r in range(S.shape[0]):
             best = np.full(k, -np.inf, dtype=np.float32)
             for x in S[r]:
                 if x > best[k - 1]:
@@ -176,10 +177,10 @@ def _kernels(parallel: bool = True):
                     best[p] = x
             out[r] = best[k - 1]
 
-    @njit(parallel=parallel, cache=True, boundscheck=False)
+    @njit(cache=True, nogil=True, boundscheck=False)
     def dots(Q, V, R):  # pragma: no cover - compiled
         """Every score ``R[r, j] = Q[r] . V[j]`` with the ranking's arithmetic."""
-        for j in prange(V.shape[0]):
+        for j in range(V.shape[0]):
             for r in range(Q.shape[0]):
                 R[r, j] = dot(Q, r, V, j)
 
@@ -195,9 +196,19 @@ def _sorted_exclusions(excl: np.ndarray, n: int) -> np.ndarray:
 def _ranked(Q, V, cand, counts, excl, k):
     D = np.full((len(Q), k), -np.inf, dtype=np.float32)
     I = np.full((len(Q), k), -1, dtype=np.int64)
-    if len(Q):
-        _kernels(len(Q) > _SERIAL_MAX)[0](Q, V, cand, counts, excl, k, D, I)
+    rank = _kernels()[0]
+    in_parallel(len(Q), lambda a, b: rank(Q[a:b], V, cand[a:b], counts[a:b], excl[a:b], k, D[a:b], I[a:b]))
     return D, I
+
+
+def _scores(Q: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Every score ``Q . V^T`` in float32: BLAS for a batch; for a few queries the ranking's kernel on one
+    thread (BLAS wakes its threads even for one row: milliseconds on a busy machine)."""
+    if len(Q) > _SERIAL_MAX:
+        return Q @ V.T
+    R = np.empty((len(Q), len(V)), dtype=np.float32)
+    _kernels()[1](Q, V, R)
+    return R
 
 
 def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = None
@@ -212,11 +223,7 @@ def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = N
     I = np.full((m, k), -1, dtype=np.int64)
     for a in range(0, m, _EXACT_BLOCK):
         q, ex = Q[a:a + _EXACT_BLOCK], excl[a:a + _EXACT_BLOCK]
-        if len(q) > _SERIAL_MAX:
-            R = q @ V.T
-        else:  # one thread, the ranking's arithmetic: no thread pool to wake for a single query
-            R = np.empty((len(q), n), dtype=np.float32)
-            _kernels(False)[1](q, V, R)
+        R = _scores(q, V)
         rows = np.repeat(np.arange(len(q)), ex.shape[1])
         ok = ex.reshape(-1) >= 0
         R[rows[ok], ex.reshape(-1)[ok]] = -np.inf
@@ -308,7 +315,7 @@ class TopK:
         block = max(1, min(_QUERY_BLOCK, (64 << 20) // (8 * cap)))
         for a in range(0, m, block):
             b = min(m, a + block)
-            S = Q[a:b] @ sample.T
+            S = _scores(Q[a:b], sample)
             ex = excl[a:b]
             at = np.repeat(np.arange(b - a), ex.shape[1])
             cols = ex.reshape(-1)
@@ -319,14 +326,16 @@ class TopK:
                 S.partition(S.shape[1] - k, axis=1)  # in place: the k-th best lands at column -k
                 tau = S[:, -k]
             elif S.shape[1] >= k:
-                _kernels(m > _SERIAL_MAX)[2](S, k, tau)
+                kth_best = _kernels()[2]
+                in_parallel(b - a, lambda x, y: kth_best(S[x:y], k, tau[x:y]))
             queries = Int8Queries.of(Q[a:b], rows.groups)
             cut = integer_cuts(rows, queries, tau - slack[a:b], self.max_norm)
             counts, cand, scores = scan(rows, queries, cut, n, cap)
             lost = ~np.isfinite(tau) | (counts[: b - a] > cap) | (queries.rounded_norm == 0)
             counts = np.where(lost, 0, counts[: b - a])
             band = integer_band(rows, queries, 2 * slack[a:b], self.max_norm)
-            _kernels(m > _SERIAL_MAX)[3](cand, scores, counts, ex, k, band)
+            narrow = _kernels()[3]
+            in_parallel(b - a, lambda x, y: narrow(cand[x:y], scores[x:y], counts[x:y], ex[x:y], k, band[x:y]))
             fallback.append(np.flatnonzero(lost) + a)
             D[a:b], I[a:b] = _ranked(Q[a:b], V, cand, counts, ex, k)
         fallback = np.concatenate(fallback)
