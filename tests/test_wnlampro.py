@@ -30,10 +30,75 @@ def builder(wordnet):
 
 def test_antonyms_of_the_most_frequent_sense_only(builder):
     assert builder.antonyms("new") == ["old"]
-    assert builder.antonyms("good") is None  # its most frequent sense over all parts of speech is the noun
-    assert builder.antonyms("bad") is None and builder.antonyms("old") is None  # nouns first too
+    # the paper's Table 2: general's first synset is the noun (40 tags), its most frequent sense the adjective (87)
+    assert builder.antonyms("general") == ["specific"]
+    assert builder.antonyms("good") == ["bad"] and builder.antonyms("old") == ["young"]  # good.a.01: 190 tags, noun 11
+    assert builder.antonyms("local") == ["national"]  # Table 2's "global" is no antonym of local in WordNet 3.0
     assert builder.antonyms("happy") == ["unhappy"]
+    assert builder.antonyms("walk") is None  # most frequent sense the verb (184 tags); its lemma's antonym is "ride"
     assert builder.antonyms("lingonberry") is None  # not an adjective
+
+
+@pytest.mark.parametrize("word, pos", [("general", "a"), ("good", "a"), ("book", "n"), ("lingonberry", "n"),
+                                       ("walk", "v"), ("run", "v"), ("greece", "n"), ("nonword", None)])
+def test_one_part_of_speech_per_word_from_sense_counts(wordnet, word, pos):
+    from lexprobe.analyses.wnlampro_build import part_of_speech
+
+    assert part_of_speech(wordnet, word) == pos
+
+
+class _Lemma:
+    """A WordNet-like lemma: name, part of speech of its synset, sense count, antonym names."""
+
+    def __init__(self, name, pos, count, antonyms=()):
+        self._name, self._pos, self._count, self._antonyms = name, pos, count, antonyms
+
+    def name(self):
+        return self._name
+
+    def count(self):
+        return self._count
+
+    def synset(self):
+        return self
+
+    def pos(self):
+        return self._pos
+
+    def antonyms(self):
+        return [_Lemma(a, self._pos, 0) for a in self._antonyms]
+
+
+class _TinyWordNet:
+    """Lemmas in WordNet's order (nouns, verbs, adjectives, adverbs; senses by number within each)."""
+
+    def __init__(self, *lemmas):
+        self._lemmas = lemmas
+
+    @staticmethod
+    def _is(lemma, pos):
+        return pos is None or lemma.pos() == pos or (pos == "a" and lemma.pos() == "s")  # "a" holds satellites
+
+    def lemmas(self, word, pos=None):
+        return [l for l in self._lemmas if l.name().lower() == word and self._is(l, pos)]
+
+    def all_lemma_names(self, pos):
+        return {l.name() for l in self._lemmas if self._is(l, pos)}
+
+
+def test_part_of_speech_rule_on_a_tiny_wordnet():
+    """The most frequent sense by count decides one part of speech per word; untagged ties go to WordNet's order
+    (the noun); only adjectives are antonym keywords, only nouns hypernym/cohyponym keywords."""
+    wn = _TinyWordNet(
+        _Lemma("tied", "n", 0), _Lemma("tied", "a", 0, ["loose"]),         # no counts: the noun, listed first
+        _Lemma("tagged", "n", 1), _Lemma("tagged", "s", 0), _Lemma("tagged", "a", 3, ["untagged"]),
+        _Lemma("verby", "n", 2), _Lemma("verby", "v", 5),                  # a verb: keyword of no relation
+        _Lemma("Capital", "n", 0), _Lemma("loose", "a", 0, ["tied"]), _Lemma("untagged", "a", 0, ["tagged"]))
+    b = Builder(wn, ["loose", "tied", "tagged", "untagged"])
+    assert b.keywords("n") == ["capital", "tied"]
+    assert b.keywords("a") == ["loose", "tagged", "untagged"]
+    assert b.antonyms("tagged") == ["untagged"]  # the adjective sense (3 tags) beats the noun (1) listed first
+    assert b.antonyms("tied") is None and b.antonyms("verby") is None and b.antonyms("loose") == ["tied"]
 
 
 def test_hypernyms_hand_checked(builder):
@@ -62,16 +127,16 @@ def test_hypernym_targets_respect_distance_and_depth(builder, wordnet, word):
 def test_cohyponyms_hand_checked_and_bounded(builder, wordnet):
     samosa = builder.cohyponyms("samosa")
     assert {"pizza", "sandwich", "salad"} <= set(samosa) and "samosa" not in samosa  # the paper's Table 2
-    for word in ["samosa", "dog", "violin"]:
+    # Table 2: sax is 4 below wind_instrument, 2 above harmonium: within 4 of the hypernym, not of the keyword
+    assert {"brass", "flute", "sax"} <= set(builder.cohyponyms("harmonium"))
+    assert {"crime", "evil", "sin", "fraud"} <= set(builder.cohyponyms("immorality"))
+    for word in ["samosa", "dog", "violin", "harmonium"]:
         got = builder.cohyponyms(word)
-        hyper = {}  # hypernym -> its distance from the keyword
+        hyper = set()  # hypernyms within distance 2 of the two most frequent noun senses, minimum depth 6
         for s in [l.synset() for l in wordnet.lemmas(word, "n") if l.name().lower() == word][:2]:
-            for h, d in s.hypernym_distances():
-                if 1 <= d <= 2 and h.min_depth() >= 6:
-                    hyper[h] = min(d, hyper.get(h, d))
+            hyper |= {h for h, d in s.hypernym_distances() if 1 <= d <= 2 and h.min_depth() >= 6}
         hypo = lambda s: s.hyponyms() + s.instance_hyponyms()  # noqa: E731
-        # within path distance 4 of the keyword: at most 4 - d below a hypernym at distance d
-        allowed = {n for h, d in hyper.items() for c in h.closure(hypo, depth=4 - d) for n in c.lemma_names()}
+        allowed = {n for h in hyper for c in h.closure(hypo, depth=4) for n in c.lemma_names()}
         expected = (allowed & builder.T) - {word}
         assert 10 <= len(got) <= 50 and set(got) <= expected and len(got) == min(50, len(expected))
 
@@ -185,7 +250,8 @@ def test_build_command_prints_table4_and_writes_files(cli, home, tmp_path, tmp_p
     rows = [json.loads(line) for line in (out / "wnlampro.jsonl").read_text().splitlines()]
     ant = {row["keyword"]: row for row in rows if row["relation"] == "antonym"}
     assert ant["new"]["targets"] == ["old"] and ant["new"]["bucket"] == "frequent"
-    assert 700 <= len(ant) <= 900  # 791 words whose first sense is an adjective with an antonym in T (paper: 366)
+    assert ant["general"]["targets"] == ["specific"] and "walk" not in ant  # Table 2; walk's top sense is a verb
+    assert 1000 <= len(ant) <= 1200  # 1,087 words whose most frequent sense is an adjective with an antonym in T
     assert sum(row["relation"] == "corruption" for row in rows) == 100
     assert (out / "wnlampro.parquet").is_file() and (out / "table4.md").is_file()
     assert len(read_authors_txt(out / "WNLaMPro.txt")) == len(rows)

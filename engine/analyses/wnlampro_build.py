@@ -12,19 +12,28 @@ An entry is a triple (keyword, relation, targets). Rules, following the paper:
   it does not know are kept and count as rare (Zipf 0): requiring a wordfreq value would leave the rare subset
   empty.
 - Buckets by the keyword's Zipf: rare < 1.0 (count < 10), medium 1.0..2.0 (10..99), frequent >= 2.0 (>= 100).
-- T: the model's whole-word vocabulary tokens (``lexprobe.sources.vector_files.whole_word_tokens``); targets are restricted to T.
-  For a causal model T holds the words that are one token in the form the patterns' blanks give them (with the
-  leading space after a space, bare after a quote: ``lexprobe.analyses.language_models.target_words``).
-- antonym: words whose most frequent sense (WordNet's first synset over all parts of speech) is an adjective;
-  the antonyms of the keyword's lemma in that sense.
+- T: the model's whole-word vocabulary tokens (``lexprobe.sources.vector_files.whole_word_tokens``); targets are
+  restricted to T. For a causal model T holds the words that are one token in the form the patterns' blanks give
+  them (with the leading space after a space, bare after a quote:
+  ``lexprobe.analyses.language_models.target_words``). An entry exists only with its targets in T, so Table 4
+  counts entries after this filter.
+- One part of speech per word: that of its most frequent sense over all parts of speech, by WordNet's sense
+  counts (``lemma.count()``; ties, as for untagged words, in WordNet's order: nouns first). The paper's "for
+  each adjective w ... its most frequent WordNet sense" and "for each noun w"; the authors' file tags each word
+  with one part of speech (noun or adjective). Table 2's ``general -> specific`` needs it: general's first synset
+  is the noun (40 tags), its most frequent sense the adjective (87). Words whose most frequent sense is a verb or
+  adverb (``run``, ``show``) are keywords of no relation.
+- antonym: words whose most frequent sense is an adjective; the antonyms of the keyword's lemma in that sense.
+  (Table 2's ``local -> global`` is not in WordNet 3.0: local's antonyms are national, express and general.)
 - hypernym: nouns; hypernyms (and instance hypernyms) of the two most frequent noun senses at path distance <= 3
   with a minimum depth >= 6 (NLTK's ``min_depth()``, the root at 0: the paper's Table 2 examples need it, e.g.
   game for basketball and product for book sit at depth 6); kept when >= 3 targets are in T; the 20 most frequent
-  targets (by Zipf) kept. ``min_depth=7`` reproduces Table 4's counts and mean targets but loses those examples
-  (see :data:`TABLE4_CAUSES`).
-- cohyponym (the paper's cohyponym+): hypernyms as above at distance d <= 2, the union of their hyponyms (and
-  instance hyponyms) within path distance 4 of the keyword (at most 4 - d below the hypernym), minus the
-  keyword; kept when >= 10 targets in T; the 50 most frequent kept.
+  targets (by Zipf) kept. ``min_depth=7`` comes near Table 4's counts (hypernym 0.92x, cohyponym 1.01x) but
+  loses those examples (see :data:`TABLE4_CAUSES`).
+- cohyponym (the paper's cohyponym+): hypernyms as above at distance <= 2, the union of their hyponyms (and
+  instance hyponyms) within path distance 4 of each hypernym (the paper's text), minus the keyword; kept when
+  >= 10 targets in T; the 50 most frequent kept. Table 2's ``harmonium -> sax`` needs the distance from the
+  hypernym: sax is 4 below wind_instrument, which is 2 above harmonium.
 - corruption: frequent (Zipf >= 2) alphabetic words of T of length >= 4, sampled with a seed; each gets one random
   insertion (after position 0..n), deletion or swap of adjacent characters. A corruption that is itself a known
   word (wordfreq or T) is drawn again, so every corrupted keyword is a misspelling.
@@ -36,6 +45,7 @@ Keywords never appear among their own targets. Ties in "most frequent" break alp
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -76,36 +86,49 @@ def senses(wn, word: str, pos: str) -> list:
     return [lemma.synset() for lemma in wn.lemmas(word, pos) if lemma.name().lower() == word]
 
 
+def _pos(lemma) -> str:
+    """``n``, ``v``, ``a`` (adjective satellites included) or ``r``."""
+    pos = lemma.synset().pos()
+    return "a" if pos == "s" else pos
+
+
+@lru_cache(maxsize=None)
+def most_frequent_sense(wn, word: str):
+    """``word``'s lemma (any case) in its most frequent sense over all parts of speech: the highest WordNet sense
+    count (``lemma.count()``, tags in the semantic concordance), ties (untagged words) in WordNet's order (nouns,
+    verbs, adjectives, adverbs; within one, by sense number). ``general`` -> general.a.01 (87 tags; its first
+    synset is the noun, 40). None for a word WordNet lacks."""
+    lemmas = [lemma for lemma in wn.lemmas(word) if lemma.name().lower() == word]
+    if len(lemmas) < 2:
+        return lemmas[0] if lemmas else None
+    return max(lemmas, key=lambda lemma: lemma.count())
+
+
+def part_of_speech(wn, word: str) -> str | None:
+    """The part of speech of ``word``'s most frequent sense: ``n``, ``v``, ``a`` (satellites included) or ``r``;
+    one per word, as the authors' file annotates each word with one (noun or adjective)."""
+    lemma = most_frequent_sense(wn, word)
+    return None if lemma is None else _pos(lemma)
+
+
 def antonym_targets(wn, word: str) -> set[str]:
-    """Antonyms of ``word``'s lemma in its most frequent sense, when that sense (WordNet's first synset over all
-    parts of speech) is an adjective; none otherwise (``good``: its first sense is the noun)."""
-    synsets = wn.synsets(word)
-    if not synsets or synsets[0].pos() not in ("a", "s"):
+    """Antonyms of ``word``'s lemma in its most frequent sense, when that sense is an adjective; none otherwise
+    (``run``: its most frequent sense is a verb)."""
+    lemma = most_frequent_sense(wn, word)
+    if lemma is None or lemma.synset().pos() not in ("a", "s"):
         return set()
-    return {a.name() for lemma in synsets[0].lemmas() if lemma.name().lower() == word for a in lemma.antonyms()}
+    return {a.name() for a in lemma.antonyms()}
 
 
 MIN_DEPTH = 6  # the paper's minimum depth of hypernyms (NLTK's min_depth: the root is at 0)
-
-
-def hypernym_distances(wn, word: str, distance: int, min_depth: int = MIN_DEPTH, n_senses: int = 2) -> dict:
-    """Hypernym -> its shortest path distance (1..``distance``) from the ``n_senses`` most frequent noun senses,
-    for hypernyms of minimum depth >= ``min_depth``."""
-    found: dict = {}
-    for s in senses(wn, word, "n")[:n_senses]:
-        frontier, seen = [s], set()
-        for d in range(1, distance + 1):
-            frontier = [h for f in frontier for h in f.hypernyms() + f.instance_hypernyms() if h not in seen]
-            seen.update(frontier)
-            for h in frontier:
-                if h.min_depth() >= min_depth and found.get(h, distance + 1) > d:
-                    found[h] = d
-    return found
+COHYPONYM_DEPTH = 4  # the paper's hyponyms "for each hypernym in H with a maximum path distance of 4"
 
 
 def hypernym_synsets(wn, word: str, distance: int, min_depth: int = MIN_DEPTH, n_senses: int = 2) -> set:
-    """Hypernyms of the ``n_senses`` most frequent noun senses within ``distance``, of minimum depth >= ``min_depth``."""
-    return set(hypernym_distances(wn, word, distance, min_depth, n_senses))
+    """Hypernyms (and instance hypernyms) of the ``n_senses`` most frequent noun senses within path distance
+    ``distance``, of minimum depth >= ``min_depth``."""
+    up = lambda s: s.hypernyms() + s.instance_hypernyms()  # noqa: E731
+    return {h for s in senses(wn, word, "n")[:n_senses] for h in _walk(s, distance, up) if h.min_depth() >= min_depth}
 
 
 def lemma_words(synsets: Iterable) -> set[str]:
@@ -121,8 +144,11 @@ class Builder:
         self._down_words: dict = {}
 
     def keywords(self, pos: str) -> list[str]:
-        """V for one part of speech: the lowercased lemma names matching ``[a-z.-]+``."""
-        return sorted({w.lower() for w in self.wn.all_lemma_names(pos) if WORD_RE.fullmatch(w.lower())})
+        """The words of V whose most frequent sense is ``pos`` (``n`` or ``a``): lowercased lemma names matching
+        ``[a-z.-]+`` (only words listed under another part of speech too need their sense counts)."""
+        names = lambda p: {w.lower() for w in self.wn.all_lemma_names(p) if WORD_RE.fullmatch(w.lower())}  # noqa: E731
+        words, others = names(pos), set().union(*(names(p) for p in "nvar" if p != pos))
+        return sorted(w for w in words if w not in others or part_of_speech(self.wn, w) == pos)
 
     def antonyms(self, word: str) -> list[str] | None:
         targets = (antonym_targets(self.wn, word) & self.T) - {word}
@@ -139,8 +165,8 @@ class Builder:
         return words
 
     def cohyponyms(self, word: str) -> list[str] | None:
-        hypernyms = hypernym_distances(self.wn, word, 2, self.min_depth)
-        targets = set().union(*(self._hyponym_words(h, 4 - d) for h, d in hypernyms.items())) - {word}
+        hypernyms = hypernym_synsets(self.wn, word, 2, self.min_depth)
+        targets = set().union(*(self._hyponym_words(h, COHYPONYM_DEPTH) for h in hypernyms)) - {word}
         return most_frequent(targets, 50, self.freq) if len(targets) >= 10 else None
 
     def corrupt(self, word: str, rng: np.random.Generator) -> str:
@@ -251,20 +277,34 @@ PAPER_TABLE4 = {
 }
 
 
-# Why the rebuilt Table 4 still differs from the paper's (measured on WordNet 3.0 with bert-base-uncased's vocabulary).
+# Why the rebuilt Table 4 still differs from the paper's, measured on WordNet 3.0 with bert-base-uncased's vocabulary
+# (SPLADE-tiny's) and the defaults (min_depth 6, one part of speech per word, hyponyms within 4 of each hypernym).
+# Table 4 counts entries after the one-token filter (an entry needs its targets in T), as the rebuild does.
 TABLE4_CAUSES = {
     "V": "the paper's V is the vocabulary of the Westbury Wikipedia corpus (not available): here every lowercased "
-         "WordNet lemma name is a keyword, also words that corpus may never contain; frequency buckets come from "
-         "wordfreq, so the rare/medium/frequent shares differ too.",
-    "antonym": "'most frequent sense' read as WordNet's first synset over all parts of speech (1,190 entries with "
-               "the first adjective sense instead); no rule tried reaches 366 (one direction of mirrored pairs: "
-               "731): not explained.",
-    "hypernym": "with min_depth 7 instead of 6 the rebuild gives 7,528 entries (0.97x) with 3.9/3.9/4.1 targets, "
-                "the paper's counts, but Table 2's own examples need depth 6 (game for basketball, product for "
-                "book): the depth stays 6 (--min-depth 7 on data build-wnlampro).",
-    "cohyponym": "same V and depth as hypernym (min_depth 7: 10,901 entries, 1.01x, 27.5 targets; Table 2's samosa "
-                 "gets pizza, sandwich, salad through dish at depth 6); hyponyms are counted within path distance 4 "
-                 "of the keyword (within 4 of each hypernym instead: about 5% more entries, 3 more targets each).",
+         "WordNet lemma name is a keyword, and those wordfreq lacks count as rare, so the rare buckets are too "
+         "large (hypernym 1,867 vs 1,191, cohyponym 3,573 vs 1,960; all of them absent from wordfreq). No offline "
+         "list stands in: GloVe's 400k vocabulary as V stops near the same threshold and leaves 139 rare hypernym "
+         "entries (antonym 2, cohyponym 205).",
+    "antonym": "1,087 entries (2.97x), 1.0 targets: the most frequent sense by WordNet's sense counts (Table 2's "
+               "general -> specific needs it). Every bucket is too large (rare 2.3x, medium 2.5x, frequent 3.2x) "
+               "with about the paper's shares (9/14/78% vs 11/16/73%). Other readings measured: WordNet's first "
+               "synset over all parts of speech 902 (loses general, whose first synset is the noun), the first "
+               "adjective sense 1,190, mirrored pairs kept once 906, a tagged (count > 0) sense required 597 (but "
+               "4/12 rare/medium vs 41/59). No rule tried reaches 366: not explained.",
+    "hypernym": "12,649 entries (1.64x; rare 1.57x, medium 1.48x, frequent 1.71x), 4.2/4.2/4.4 targets (within "
+                "15%). The minimum depth decides the count: NLTK min_depth >= 7 gives 7,109 (0.92x) with "
+                "3.9/3.9/4.1 targets, but the paper's text says 6 and its Table 2 needs 6 (game for basketball, "
+                "product for book sit at depth 6): the depth stays 6 (--min-depth 7 on data build-wnlampro). "
+                "Depth from a root at 1 (min_depth >= 5) gives 20,388, max_depth >= 6 19,939; leaving out "
+                "instance hypernyms 10,250 (1.33x); the most frequent sense only (not the text's two) 9,783 "
+                "(1.27x). Not explained at depth 6.",
+    "cohyponym": "17,964 entries (1.66x), 33.7/32.6/32.9 targets against 26/26/25 (1.30x). Same V and depth as "
+                 "hypernym: min_depth 7 gives 10,951 (1.01x) with 32.4/30.2/30.3 targets, but Table 2's samosa "
+                 "gets pizza, sandwich, salad only through dish at depth 6. Hyponyms within 4 of each hypernym "
+                 "(the text; Table 2's harmonium -> sax is 4 below wind_instrument); within 4 of the keyword "
+                 "(up + down) instead gives 17,121 with 30.6/29.6/30.4 targets and loses sax. The extra targets "
+                 "per entry are not explained.",
 }
 
 
