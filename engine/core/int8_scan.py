@@ -166,6 +166,19 @@ define internal <16 x i32> @dp(<16 x i32> %acc, <16 x i32> %a, <16 x i32> %b) al
 """
 
 
+def _splat(name: str, scalar: str) -> str:
+    """IR: ``%name`` = the i32 ``%scalar`` in all 16 lanes."""
+    return (f"  %{name}.one = insertelement <16 x i32> poison, i32 %{scalar}, i64 0\n"
+            f"  %{name} = shufflevector <16 x i32> %{name}.one, <16 x i32> poison, <16 x i32> zeroinitializer")
+
+
+def _loop(label: str, counter: str, value: str, bound: str, body: str, done: str) -> str:
+    """IR: block ``label`` loads ``%counter`` into ``%value``, then goes to ``body`` while it is below
+    ``%bound``, else to ``done``."""
+    return (f"{label}:\n  %{value} = load i64, ptr %{counter}\n  %{value}.done = icmp sge i64 %{value}, %{bound}\n"
+            f"  br i1 %{value}.done, label %{done}, label %{body}")
+
+
 def kernel_ir(vnni: bool) -> str:
     """The scan as LLVM IR: ``dp(acc, a, b)`` adds to each int32 lane the products of its four unsigned bytes
     of ``a`` and signed bytes of ``b`` (``vpdpbusd``, or the portable same)."""
@@ -183,45 +196,32 @@ entry:
         add(f"  %acc{j} = alloca <16 x i32>, align 64")
     add("""  store i64 0, ptr %c
   br label %chunk_loop
-chunk_loop:
-  %c0 = load i64, ptr %c
-  %cdone = icmp sge i64 %c0, %blocks
-  br i1 %cdone, label %exit, label %chunk_body
+""" + _loop("chunk_loop", "c", "c0", "blocks", "chunk_body", "exit") + """
 chunk_body:
   %cend0 = add i64 %c0, %chunk
   %cshort = icmp slt i64 %cend0, %blocks
   %cend = select i1 %cshort, i64 %cend0, i64 %blocks
   store i64 0, ptr %t
   br label %tile_loop
-tile_loop:
-  %tv = load i64, ptr %t
-  %tdone = icmp sge i64 %tv, %tiles
-  br i1 %tdone, label %chunk_next, label %tile_body
+""" + _loop("tile_loop", "t", "tv", "tiles", "tile_body", "chunk_next") + """
 tile_body:
   %qb = mul i64 %tv, """ + str(QUERIES))
     for j in range(QUERIES):
         add(f"""  %qr{j} = add i64 %qb, {j}
   %cutp{j} = getelementptr i32, ptr %cut, i64 %qr{j}
   %cut{j} = load i32, ptr %cutp{j}
-  %cuti{j} = insertelement <16 x i32> poison, i32 %cut{j}, i64 0
-  %cutv{j} = shufflevector <16 x i32> %cuti{j}, <16 x i32> poison, <16 x i32> zeroinitializer
+{_splat(f"cutv{j}", f"cut{j}")}
   %qrow{j} = mul i64 %qr{j}, %G""")
     add("""  store i64 %c0, ptr %b
   br label %row_loop
-row_loop:
-  %bv = load i64, ptr %b
-  %bdone = icmp sge i64 %bv, %cend
-  br i1 %bdone, label %tile_next, label %row_body
+""" + _loop("row_loop", "b", "bv", "cend", "row_body", "tile_next") + """
 row_body:""")
     for j in range(QUERIES):
         add(f"  store <16 x i32> zeroinitializer, ptr %acc{j}, align 64")
     add("""  %vrow = mul i64 %bv, %G
   store i64 0, ptr %g
   br label %dim_loop
-dim_loop:
-  %gv = load i64, ptr %g
-  %gdone = icmp sge i64 %gv, %G
-  br i1 %gdone, label %test0, label %dim_body
+""" + _loop("dim_loop", "g", "gv", "G", "dim_body", "test0") + """
 dim_body:
   %vi = add i64 %vrow, %gv
   %vp = getelementptr <16 x i32>, ptr %V, i64 %vi
@@ -230,8 +230,7 @@ dim_body:
         add(f"""  %qi{j} = add i64 %qrow{j}, %gv
   %qp{j} = getelementptr i32, ptr %Q, i64 %qi{j}
   %qs{j} = load i32, ptr %qp{j}
-  %qe{j} = insertelement <16 x i32> poison, i32 %qs{j}, i64 0
-  %qv{j} = shufflevector <16 x i32> %qe{j}, <16 x i32> poison, <16 x i32> zeroinitializer
+{_splat(f"qv{j}", f"qs{j}")}
   %ao{j} = load <16 x i32>, ptr %acc{j}, align 64
   %an{j} = call <16 x i32> @dp(<16 x i32> %ao{j}, <16 x i32> %vx, <16 x i32> %qv{j})
   store <16 x i32> %an{j}, ptr %acc{j}, align 64""")

@@ -124,6 +124,17 @@ def _kernels():
                     D[r, t] = scores[order[t]]
                     I[r, t] = cols[order[t]]
 
+    @njit(inline="always", cache=True, boundscheck=False)
+    def push(best, x):  # pragma: no cover - compiled
+        """Insert ``x`` into ``best`` (descending, its length the k kept) if it beats the last, which drops out;
+        most values fail that one comparison, where a partition would move them all."""
+        if x > best[-1]:
+            p = len(best) - 1
+            while p > 0 and best[p - 1] < x:
+                best[p] = best[p - 1]
+                p -= 1
+            best[p] = x
+
     @njit(cache=True, nogil=True, boundscheck=False)
     def narrow(cand, scores, counts, excl, k, band):  # pragma: no cover - compiled
         """In place, per query: drop the excluded candidates, then those whose integer score lies more than
@@ -146,13 +157,7 @@ def _kernels():
             else:
                 best = np.full(k, np.iinfo(np.int32).min, dtype=np.int64)
                 for t in range(kept):
-                    x = np.int64(scores[r, t])
-                    if x > best[k - 1]:
-                        p = k - 1
-                        while p > 0 and best[p - 1] < x:
-                            best[p] = best[p - 1]
-                            p -= 1
-                        best[p] = x
+                    push(best, np.int64(scores[r, t]))
                 kth = best[k - 1]
             floor = kth - band[r]
             short = 0
@@ -164,17 +169,12 @@ def _kernels():
 
     @njit(cache=True, nogil=True, boundscheck=False)
     def kth_best(S, k, out):  # pragma: no cover - compiled
-        """``out[r]``: the k-th largest of ``S[r]`` (k <= 32, k <= row length), through a sorted buffer of the
-        k largest so far: most values fail one comparison, where a partition moves them all."""
+        """``out[r]``: the k-th largest of ``S[r]`` (k <= 32, k <= row length), through a buffer of the k
+        largest so far."""
         for r in range(S.shape[0]):
             best = np.full(k, -np.inf, dtype=np.float32)
             for x in S[r]:
-                if x > best[k - 1]:
-                    p = k - 1
-                    while p > 0 and best[p - 1] < x:
-                        best[p] = best[p - 1]
-                        p -= 1
-                    best[p] = x
+                push(best, x)
             out[r] = best[k - 1]
 
     @njit(cache=True, nogil=True, boundscheck=False)
