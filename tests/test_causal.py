@@ -282,6 +282,86 @@ def test_probe_ranks_targets_in_the_next_token_distribution(tiny, name):
             assert row["p@3"] == pytest.approx(max(p3))
 
 
+def test_prefix_trees_by_hand():
+    """Queries sharing beginnings become one tree: each token once, at its query's position, seeing its ancestors;
+    equal queries share their end; a keyword slot with another vector is another node; a full tree starts anew."""
+    from lexprobe.analyses.causal_probing import pack_queries
+    from lexprobe.analyses.probing import Query
+
+    ids = [[0, 5, 6, 7], [0, 5, 6], [0, 5, 8], [0, 9], [0, 5, 6], [0, 5, 6], [0, 5, 6]]
+    slots = [-1, -1, -1, -1, -1, 1, 1]
+    queries = [Query(n, 0, i, len(i) - 1, s) for n, (i, s) in enumerate(zip(ids, slots))]
+    vectors = np.zeros((7, 2), np.float32)
+    vectors[5], vectors[6] = [1, 2], [3, 4]  # two keywords' vectors in the slot at position 1
+    (tree,) = pack_queries(queries, vectors, max_tokens=20)
+    # sorted: [0,5,6] x4, [0,5,6,7], [0,5,8], [0,9]: nodes 0 5 6 | slot(1,2) 6 | slot(3,4) 6 | 7 8 9
+    assert tree.ids == [0, 5, 6, 5, 6, 5, 6, 7, 8, 9]
+    assert tree.parent == [-1, 0, 1, 0, 3, 0, 5, 2, 1, 0] and tree.depth == [0, 1, 2, 1, 2, 1, 2, 3, 2, 1]
+    assert tree.vector == [-1, -1, -1, 5, -1, 6, -1, -1, -1, -1]
+    ends = dict(zip(tree.queries, tree.ends))
+    assert ends == {0: 7, 1: 2, 4: 2, 2: 8, 3: 9, 5: 4, 6: 6}
+    sees = tree.ancestors()
+    assert np.flatnonzero(sees[7]).tolist() == [0, 1, 2, 7] and np.flatnonzero(sees[4]).tolist() == [0, 3, 4]
+    assert sees.sum() == sum(d + 1 for d in tree.depth)
+    small = pack_queries(queries[:4], None, max_tokens=4)  # [0,5,6] [0,5,6,7] fill 4 nodes; [0,5,8] [0,9] next
+    assert [t.ids for t in small] == [[0, 5, 6, 7], [0, 5, 8, 9]] and [t.queries for t in small] == [[1, 0], [2, 3]]
+    assert [len(t.ids) for t in pack_queries(queries[:1], None, max_tokens=2)] == [4]  # a longer query: alone
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_prefix_trees_give_each_query_its_logits_alone(tiny, name, monkeypatch):
+    """Batched next-token logits (prefix trees, several per pass and several passes, keyword slots filled with
+    vectors) equal the model run on each query alone with full logits; equal queries get equal answers."""
+    from lexprobe.analyses import causal_probing
+    from lexprobe.analyses.patterns import patterns_for
+
+    lm = CausalLM.load(tiny[name])
+    with torch.no_grad():  # sharper attention, so that a wrong position or a wrongly seen token shows
+        for key, weight in lm.model.named_parameters():
+            if any(part in key for part in ("q_proj", "k_proj", "c_attn")):
+                weight.mul_(8)
+    words = ["kumquat", "sparrow", "lime", "kumquat", "lingonberry"]
+    queries = [make_query(lm, p, w, replace=replace) for w in words for replace in (False, True)
+               for p in patterns_for("hypernym") + patterns_for("cohyponym")]
+    rng = np.random.default_rng(0)
+    table = {w: rng.standard_normal(32).astype(np.float32) for w in words}
+    vectors = np.stack([table[w] for w in words for _ in range(2) for _ in range(10)])
+    E = lm.model.get_input_embeddings().weight.detach()
+    monkeypatch.setattr(causal_probing, "PACKED_TOKENS", 24)  # several trees
+    assert len(causal_probing.pack_queries(queries, vectors, 24)) > 3
+    got = {}
+    for rows, logits in lm.answer_logits(queries, vectors, batch_size=16):
+        assert len(rows) <= 16
+        got.update(zip(rows, logits))
+    assert sorted(got) == list(range(len(queries)))
+    for i, q in enumerate(queries):
+        embeds = E[q.ids].clone()
+        if q.slot >= 0:
+            embeds[q.slot] = torch.as_tensor(vectors[i])
+        with torch.no_grad():
+            alone = lm.model(inputs_embeds=embeds[None]).logits[0, -1]
+        assert torch.allclose(got[i], alone, atol=1e-4), i
+    assert torch.equal(got[0], got[60]) and torch.equal(got[10], got[70])  # "kumquat" twice: the same nodes
+
+
+def test_probing_benchmark_probes_whole_entries_and_agrees_with_one_at_a_time(tiny):
+    from lexprobe.analyses.patterns import patterns_for
+    from lexprobe.perf.probing import benchmark_queries, run_probing_bench
+
+    lm = CausalLM.load(tiny["llama"])
+    queries, targets = benchmark_queries(lm, 20, seed=0)
+    hypernym = patterns_for("hypernym")
+    assert len(queries) == 20 and targets == [[lm.whole_words()["thing"]]] * 20
+    for start in (0, 8):  # every pattern of a keyword ("<W> is a": its tokens after the document start), then the next
+        keyword = lm.tokenizer.decode(queries[start].ids[1:-2])
+        assert [q.ids for q in queries[start:start + 8]] == [make_query(lm, p, keyword, replace=False).ids
+                                                             for p in hypernym]
+    assert queries[0].ids != queries[8].ids
+    result = run_probing_bench(tiny["llama"], n_sentences=40, loop_sample=8, batch_size=16, seed=0,
+                               record_path=None)
+    assert result["agree"] == 1.0 and "prefix trees" in result["markdown"]
+
+
 def test_targets_take_the_form_of_the_blank(tiny):
     lm = CausalLM.load(tiny["gpt2"])
     tok = lm.tokenizer

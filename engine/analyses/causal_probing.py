@@ -12,6 +12,12 @@ leading space; otherwise the target is the bare word. A target counts (in WNLaMP
 when it is one token in the form every blank of the patterns gives it, so that each candidate is ranked by one
 next-token probability, like the paper's restriction of targets to single tokens of BERT's vocabulary.
 
+Batches share prefixes (:func:`pack_queries`): the queries, sorted, go into prefix trees of at most
+``PACKED_TOKENS`` tokens, one tree per row, each token once with the position it has in its query and attending to
+its ancestors only (a 4-D attention mask), so every query's last hidden state is the one it gets alone, while an
+entry's patterns ("<W> is a", "<W> is an", "<W> is a kind of") and the keywords' common starts ("a", a quote)
+are computed once: the dev split's 17,035 queries hold 117,654 tokens, their trees 55,533.
+
 The keyword strategies (original, ota, first, last, avg) work as for a masked model: a multi-token keyword's
 tokens shrink to one slot that gets one vector from :mod:`lexprobe.analyses.ota`. One vector per word, taken
 from the word as it is tokenized inside a sentence (after a space), whether the keyword opens the pattern or
@@ -21,10 +27,17 @@ not (the paper gives each word one embedding).
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
 
 from ..core.errors import LexprobeError
+from ..core.progress import bar
 from .patterns import BLANK, PATTERNS, fill_parts
 from .probing import MaskedLM, Query
+
+PACKED_TOKENS = 64  # tokens per prefix tree: the dev split's tokens fall to 0.50 of the unshared ones at 32, 0.47 at 64
 
 
 def split_at_blank(text: str) -> tuple[str, bool]:
@@ -119,6 +132,49 @@ class CausalLM(MaskedLM):
     def query(self, pattern: str, keyword: str, *, replace: bool) -> Query:
         return make_query(self, pattern, keyword, replace=replace)
 
+    def answer_logits(self, queries: Sequence[Query], vectors: np.ndarray | None, *, batch_size: int,
+                      full: bool = False, desc: str = "probe"):
+        """Yield (query indices, their next-token logits (n, V)): prefix trees (:func:`pack_queries`) of at most
+        ``batch_size`` queries per forward pass. ``full``: one query per row with the whole-sequence logits, as
+        :class:`MaskedLM` does (the benchmark's baseline)."""
+        import torch
+
+        if full:
+            yield from super().answer_logits(queries, vectors, batch_size=batch_size, full=True, desc=desc)
+            return
+        trees = sorted(pack_queries(queries, vectors, PACKED_TOKENS), key=lambda t: len(t.ids))
+        batches, n = [[]], 0
+        for t in trees:
+            if batches[-1] and n + len(t.queries) > batch_size:
+                batches.append([])
+                n = 0
+            batches[-1].append(t)
+            n += len(t.queries)
+        pad = self.tokenizer.pad_token_id or 0
+        dtype = self.model.get_input_embeddings().weight.dtype
+        for batch in bar(batches, desc=desc, unit="batch"):
+            width = max(len(t.ids) for t in batch)
+            ids = torch.full((len(batch), width), pad, dtype=torch.long)
+            positions = torch.zeros((len(batch), width), dtype=torch.long)
+            sees = np.broadcast_to(np.eye(width, dtype=bool), (len(batch), 1, width, width)).copy()  # padding: itself
+            for b, t in enumerate(batch):
+                ids[b, :len(t.ids)], positions[b, :len(t.ids)] = torch.tensor(t.ids), torch.tensor(t.depth)
+                sees[b, 0, :len(t.ids), :len(t.ids)] = t.ancestors()
+            # an additive mask (0 where a token sees, the lowest float elsewhere) means the same to every attention
+            # implementation (SDPA and eager)
+            mask = torch.where(torch.from_numpy(sees), 0.0, torch.finfo(dtype).min).to(dtype)
+            embeds = None
+            slots = [(b, j, i) for b, t in enumerate(batch) for j, i in enumerate(t.vector) if i >= 0]
+            if slots:
+                with torch.inference_mode():
+                    embeds = self.model.get_input_embeddings()(ids).clone()
+                    b, j, i = map(list, zip(*slots))
+                    embeds[b, j] = torch.as_tensor(np.asarray(vectors)[i], dtype=dtype)
+            rows = torch.tensor([b for b, t in enumerate(batch) for _ in t.ends])
+            ends = torch.tensor([e for t in batch for e in t.ends])
+            yield ([i for t in batch for i in t.queries],
+                   self.mask_logits(ids, mask, ends, embeds, rows=rows, position_ids=positions))
+
     def top_predictions(self, text: str, k: int = 10) -> list[dict]:
         return top_predictions(self, text, k)
 
@@ -129,6 +185,62 @@ class CausalLM(MaskedLM):
         while len(ids) > 1 and ids[-1] in self._special:
             ids.pop()
         return ([self.start_id] if self.start_id is not None else []) + ids
+
+
+@dataclass
+class PrefixTree:
+    """Queries of a causal model sharing their beginnings, as one row: each node a token, after its ``parent``
+    (-1: the first token) at position ``depth``; ``vector``: per node, the query whose keyword vector fills it
+    (-1: none); query ``queries[n]`` is answered by the next-token logits of node ``ends[n]``."""
+
+    ids: list[int] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
+    vector: list[int] = field(default_factory=list)
+    queries: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+
+    def ancestors(self) -> np.ndarray:
+        """(N, N) bool: row j marks the nodes token j attends to, itself and its ancestors (its query's
+        prefix)."""
+        out = np.zeros((len(self.ids), len(self.ids)), bool)
+        for j, p in enumerate(self.parent):  # a parent comes before its children
+            if p >= 0:
+                out[j] = out[p]
+            out[j, j] = True
+        return out
+
+
+def pack_queries(queries: Sequence[Query], vectors: np.ndarray | None, max_tokens: int) -> list[PrefixTree]:
+    """The queries in prefix trees of at most ``max_tokens`` nodes (a longer query alone), filled in sorted order
+    so that neighbours share the most. Two tokens are one node when they have the same parent and id and, at a
+    keyword slot, the same vector: a query's path from the root is exactly its tokens (and vector), so in a causal
+    model its hidden states are the ones it gets alone; equal queries share their end node."""
+    trees: list[PrefixTree] = []
+    tree, children = PrefixTree(), {}
+    for i in sorted(range(len(queries)), key=lambda i: queries[i].ids):
+        q = queries[i]
+        keys = [(t, vectors[i].tobytes() if p == q.slot else None) for p, t in enumerate(q.ids)]
+        path, node = [], -1
+        while len(path) < len(keys) and (node, keys[len(path)]) in children:
+            node = children[(node, keys[len(path)])]
+            path.append(node)
+        if tree.ids and len(tree.ids) + len(keys) - len(path) > max_tokens:
+            trees.append(tree)
+            tree, children, path, node = PrefixTree(), {}, [], -1
+        for p in range(len(path), len(keys)):
+            parent, node = node, len(tree.ids)
+            children[(parent, keys[p])] = node
+            tree.ids.append(q.ids[p])
+            tree.parent.append(parent)
+            tree.depth.append(p)
+            tree.vector.append(i if p == q.slot else -1)
+            path.append(node)
+        tree.queries.append(i)
+        tree.ends.append(path[q.mask_pos])
+    if tree.ids:
+        trees.append(tree)
+    return trees
 
 
 def make_query(lm: CausalLM, pattern: str, keyword: str, *, replace: bool) -> Query:

@@ -70,19 +70,46 @@ class MaskedLM:
         words, ids = whole_word_tokens(self.tokenizer)
         return dict(zip(words, ids))
 
-    def mask_logits(self, input_ids, attention_mask, mask_pos, inputs_embeds=None, *, full: bool = False):
-        """Logits (B, V) at each row's mask position. ``full``: the whole-sequence logits, then the mask rows
-        (the slow way, kept for the benchmark's baseline and for heads that are not one module)."""
+    def mask_logits(self, input_ids, attention_mask, mask_pos, inputs_embeds=None, *, full: bool = False,
+                    rows=None, position_ids=None):
+        """Logits (B, V) at each row's mask position (or at (``rows``, ``mask_pos``) pairs, several per row).
+        ``full``: the whole-sequence logits, then the mask rows (the slow way, kept for the benchmark's baseline
+        and for heads that are not one module). ``position_ids`` go to the model as they are."""
         import torch
 
-        rows = torch.arange(len(mask_pos))
-        with torch.no_grad():
+        rows = torch.arange(len(mask_pos)) if rows is None else rows
+        with torch.inference_mode():
             kwargs = {"attention_mask": attention_mask}
             kwargs.update({"inputs_embeds": inputs_embeds} if inputs_embeds is not None else {"input_ids": input_ids})
+            if position_ids is not None:
+                kwargs["position_ids"] = position_ids
             if full or self.head is None:
                 return self.model(**kwargs).logits[rows, mask_pos].float()
             hidden = self.body(**kwargs)[0]
             return self.head(hidden[rows, mask_pos]).float()
+
+    def answer_logits(self, queries: Sequence["Query"], vectors: np.ndarray | None, *, batch_size: int,
+                      full: bool = False, desc: str = "probe"):
+        """Yield (query indices, their logits at the mask (n, V)) batch by batch: ``batch_size`` queries per
+        forward pass, length-sorted, right-padded; ``vectors`` (one row per query) replace the keyword slots."""
+        import torch
+
+        pad = self.tokenizer.pad_token_id or 0
+        for rows in bar(list(_batches(queries, batch_size)), desc=desc, unit="batch"):
+            width = max(len(queries[i].ids) for i in rows)
+            ids = torch.full((len(rows), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for j, i in enumerate(rows):
+                ids[j, :len(queries[i].ids)] = torch.tensor(queries[i].ids)
+                mask[j, :len(queries[i].ids)] = 1
+            mask_pos = torch.tensor([queries[i].mask_pos for i in rows])
+            slots = np.array([queries[i].slot for i in rows])
+            embeds = None
+            if (slots >= 0).any():
+                from .ota import inputs_embeds_with
+
+                embeds = inputs_embeds_with(self.model, ids, slots, vectors[rows])
+            yield rows, self.mask_logits(ids, mask, mask_pos, embeds, full=full)
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer(text)["input_ids"]
@@ -141,27 +168,9 @@ def answer(lm: MaskedLM, queries: Sequence[Query], vectors: np.ndarray | None, t
     ``vectors`` (one row per query; used where ``query.slot >= 0``) replace the keyword slot.
     Returns (ranks (Q,) int64, top_ids (Q, top) int64).
     """
-    import torch
-
     ranks = np.zeros(len(queries), np.int64)
     tops = np.zeros((len(queries), top), np.int64)
-    pad = lm.tokenizer.pad_token_id or 0
-    batches = list(_batches(queries, batch_size))
-    for rows in bar(batches, desc=desc, unit="batch"):
-        width = max(len(queries[i].ids) for i in rows)
-        ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for j, i in enumerate(rows):
-            ids[j, :len(queries[i].ids)] = torch.tensor(queries[i].ids)
-            mask[j, :len(queries[i].ids)] = 1
-        mask_pos = torch.tensor([queries[i].mask_pos for i in rows])
-        slots = np.array([queries[i].slot for i in rows])
-        embeds = None
-        if (slots >= 0).any():
-            from .ota import inputs_embeds_with
-
-            embeds = inputs_embeds_with(lm.model, ids, slots, vectors[rows])
-        logits = lm.mask_logits(ids, mask, mask_pos, embeds, full=full_logits)
+    for rows, logits in lm.answer_logits(queries, vectors, batch_size=batch_size, full=full_logits, desc=desc):
         ranks[rows], tops[rows] = rank_targets(logits, [targets[i] for i in rows], top)
     return ranks, tops
 
