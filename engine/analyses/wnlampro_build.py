@@ -281,7 +281,8 @@ PAPER_TABLE4 = {
 # (SPLADE-tiny's) and the defaults (min_depth 6, one part of speech per word, hyponyms within 4 of each hypernym).
 # Table 4 counts entries after the one-token filter (an entry needs its targets in T), as the rebuild does.
 TABLE4_CAUSES = {
-    "V": "the paper's V is the vocabulary of the Westbury Wikipedia corpus (not available): here every lowercased "
+    "V": "(numbers for bert-base-uncased's vocabulary, SPLADE-tiny's) the paper's V is the vocabulary of the "
+         "Westbury Wikipedia corpus (not available): here every lowercased "
          "WordNet lemma name is a keyword, and those wordfreq lacks count as rare, so the rare buckets are too "
          "large (hypernym 1,867 vs 1,191, cohyponym 3,573 vs 1,960; all of them absent from wordfreq). No offline "
          "list stands in: GloVe's 400k vocabulary as V stops near the same threshold and leaves 139 rare hypernym "
@@ -289,9 +290,10 @@ TABLE4_CAUSES = {
     "antonym": "1,087 entries (2.97x), 1.0 targets: the most frequent sense by WordNet's sense counts (Table 2's "
                "general -> specific needs it). Every bucket is too large (rare 2.3x, medium 2.5x, frequent 3.2x) "
                "with about the paper's shares (9/14/78% vs 11/16/73%). Other readings measured: WordNet's first "
-               "synset over all parts of speech 902 (loses general, whose first synset is the noun), the first "
-               "adjective sense 1,190, mirrored pairs kept once 906, a tagged (count > 0) sense required 597 (but "
-               "4/12 rare/medium vs 41/59). No rule tried reaches 366: not explained.",
+               "synset over all parts of speech 902 (loses general, whose first synset is the noun; 791 when NLTK's "
+               "morphological base forms come first, as for adopted -> adopt), the first adjective sense 1,190, "
+               "the base forms' senses competing by count 993, mirrored pairs kept once 906, a tagged (count > 0) "
+               "sense required 597 (but 4/12 rare/medium vs 41/59). No rule tried reaches 366: not explained.",
     "hypernym": "12,649 entries (1.64x; rare 1.57x, medium 1.48x, frequent 1.71x), 4.2/4.2/4.4 targets (within "
                 "15%). The minimum depth decides the count: NLTK min_depth >= 7 gives 7,109 (0.92x) with "
                 "3.9/3.9/4.1 targets, but the paper's text says 6 and its Table 2 needs 6 (game for basketball, "
