@@ -74,7 +74,9 @@ def run_probing_bench(model: str, *, dataset=None, n_sentences: int, loop_sample
              f"speed-up: **{rate_batch / rate_loop:.1f}x** sentences/s (floor 10x)",
              *([f"tokens run batched: {shared} in prefix trees for {sum(len(q.ids) for q in queries)} in the "
                 "sentences"] if lm.kind == "causal" else []),
-             f"identical target ranks on the shared sample: {agree:.1%}"]
+             f"identical target ranks on the shared sample: {agree:.1%} (largest difference "
+             f"{int(np.abs(ranks[sample] - ranks_loop).max())}: float rounding under another batch shape can swap "
+             "near-equal logits)"]
     md = record(record_path, "bench probing: batched mask-only logits vs one sentence at a time, full logits", rows,
                 notes=notes)
     return {"speedup": rate_batch / rate_loop, "agree": agree, "markdown": md}
