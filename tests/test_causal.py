@@ -147,23 +147,31 @@ def _hidden_states(model, **inputs):
 
 @pytest.mark.parametrize("name", ["gpt2", "llama"])
 @pytest.mark.parametrize("contexts", ["static", "random"])
-def test_ota_loss_on_a_causal_model_compares_the_right_context(tiny, name, contexts):
+@pytest.mark.parametrize("distance", ["raw", "normalised"])
+def test_ota_loss_on_a_causal_model_compares_the_right_context(tiny, name, contexts, distance):
     """lexprobe's OTA loss on a causal model equals the paper's distance summed over the *right* context's
-    positions alone (hand-computed): the left context cannot see the word, so its terms vanish."""
+    positions alone (hand-computed): the left context cannot see the word, so its terms vanish. With
+    ``distance="normalised"`` (the default for causal LMs) each hidden state is first divided by its root mean
+    square over its dimensions."""
     import zlib
 
     from lexprobe.analyses import ota
 
     lm = CausalLM.load(tiny[name])
     model, tok = lm.model, lm.tokenizer
+    assert ota.resolve_distance("auto", model) == "normalised"
     words = ["kumquat", "bird"]
     pieces = ota.word_pieces(tok, words)
     assert len(pieces[0]) > 2 and len(pieces[1]) == 1
     v0 = np.random.default_rng(1).standard_normal((2, 32)).astype(np.float32)
-    res = ota.optimise(model, tok, pieces, v0, keys=words, iterations=2, contexts=contexts, lr=0.0, seed=3)
+    res = ota.optimise(model, tok, pieces, v0, keys=words, iterations=2, contexts=contexts, lr=0.0, seed=3,
+                       distance=distance)
     vocab = ota.context_vocabulary(tok)
     E = model.get_input_embeddings().weight.detach()
     period = tok(".", add_special_tokens=False)["input_ids"]
+
+    def norm(h):
+        return h / (h ** 2).mean(-1, keepdim=True).sqrt() if distance == "normalised" else h
     for row, word in enumerate(words):
         draws = np.random.default_rng([3, zlib.crc32(word.encode())]).integers(0, len(vocab), size=(2, 2))
         for it in range(2):
@@ -174,7 +182,8 @@ def test_ota_loss_on_a_causal_model_compares_the_right_context(tiny, name, conte
             e2[len(left)] = torch.as_tensor(v0[row])
             h2 = _hidden_states(model, inputs_embeds=e2[None])
             n, a = len(pieces[row]), len(left)
-            want = sum(float(((h1[k][0, a + n:] - h2[k][0, a + 1:]) ** 2).sum()) for k in range(1, len(h1)))
+            want = sum(float(((norm(h1[k][0, a + n:]) - norm(h2[k][0, a + 1:])) ** 2).sum())
+                       for k in range(1, len(h1)))
             assert torch.allclose(h1[-1][0, :a], h2[-1][0, :a], atol=1e-5)  # left context: untouched by the word
             assert res.loss_history[row, it] == pytest.approx(want, rel=1e-4)
 
@@ -202,6 +211,32 @@ def test_recovery_check_on_a_causal_model(tiny):
     assert set(ends) == {"static", "random"}
     for r in ends.values():
         assert r["start"] == pytest.approx(1.0) and r["end"] < 0.6
+        assert r["read_start"] == pytest.approx(1.0) and r["read_end"] < 0.6
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_recovery_read_distance_weights_by_the_first_norm(tiny, name):
+    """The read distance weights both vectors by the first normalisation layer's weights (GPT-2: h.0.ln_1,
+    Llama: layers.0.input_layernorm), checked against snapshots recomputed by hand."""
+    from lexprobe.analyses import ota
+    from lexprobe.analyses.ota_recovery import cosine_distance, input_norm_weights, recovery_words, run_recovery
+
+    lm = CausalLM.load(tiny[name])
+    base = lm.model.base_model
+    first = base.h[0].ln_1 if name == "gpt2" else base.layers[0].input_layernorm
+    with torch.no_grad():
+        first.weight.copy_(torch.linspace(0.01, 2.0, 32))  # uneven weights: the two distances differ
+    w = input_norm_weights(lm.model)
+    assert np.array_equal(w, first.weight.detach().numpy())
+    res = run_recovery(lm.model, lm.tokenizer, n_words=3, iterations=50, every=50, contexts=("static",), seed=0)
+    words, ids = recovery_words(lm.tokenizer, 3, 0)
+    E = lm.model.get_input_embeddings().weight.detach().numpy()
+    again = ota.optimise(lm.model, lm.tokenizer, [[t] for t in ids], np.zeros((3, 32), np.float32), keys=words,
+                         iterations=50, contexts="static", lr=1e-3, patience=None, seed=0).vectors
+    end = [r for r in res["curve"] if r["iteration"] == 50][0]
+    assert end["mean_cos_distance"] == pytest.approx(cosine_distance(again, E[ids]).mean(), abs=1e-5)
+    assert end["read_distance"] == pytest.approx(cosine_distance(again * w, E[ids] * w).mean(), abs=1e-5)
+    assert abs(end["read_distance"] - end["mean_cos_distance"]) > 1e-4
 
 
 # ------------------------------------------------------------------------------------------- packaged SmolLM2

@@ -213,7 +213,7 @@ def test_recovery_on_splade_tiny_gets_closer():
     for r in res["summary"]:
         assert r["end"] < r["start"] - (0.3 if r["init"] == "zeros" else 0.0), r
         assert set(r) == {"contexts", "init", "lr", "start", "end", "best_iteration", "its_to_95", "stop_it",
-                          "dist_at_stop", "its_to_95_ref"}  # the reference setting did not run: no helper columns
+                          "dist_at_stop", "its_to_95_ref", "read_start", "read_end"}  # no reference-only columns
         assert r["its_to_95_ref"] is None
     assert res["curve"][0]["iteration"] == 0 and res["curve"][0]["mean_cos_distance"] == pytest.approx(1.0)
 

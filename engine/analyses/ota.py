@@ -22,6 +22,18 @@ Definitions used here (the paper's text where it is explicit):
   changed) and in eval mode; attention masks always. Many words are optimised together: the summed loss of
   independent words has exactly each word's gradient. Words are grouped by subword count (sorted), the target
   sequences padded and masked.
+- ``distance`` (the adaptation to causal LMs; ``"auto"``: ``"raw"`` for masked LMs, ``"normalised"`` for
+  causal ones). ``"raw"`` is the paper's squared distance of the hidden states. ``"normalised"`` divides each
+  hidden state (target and approximation alike) by its root mean square over the hidden dimensions before the
+  squared distance, i.e. compares the states as the next layer's RMSNorm/LayerNorm sees them, scale removed.
+  Why: in a causal LM only the right context sees the word, and SmolLM2's residual stream carries massive
+  activations (from layer 12 on, dimension 507 holds 12,000-25,000 at every position against a median
+  coordinate of about 8); the raw distance is then almost entirely (99% at layer 15) the mismatch of that one
+  coordinate's size, about 2e9 summed, with the gradient's energy in a handful of input coordinates. Measured on
+  4 SmolLM2 one-token words from zeros, static contexts, Adam lr 1e-3, 200 iterations: cosine distance to e(w)
+  1.000 -> 0.924 raw, 0.848 normalised (read distance, see :mod:`.ota_recovery`: 0.894 raw, 0.607
+  normalised); a per-dimension standardisation against reference contexts did no better (0.857; read 0.727).
+  Masked LMs keep the paper's objective (their recovery already works: ``benchmarks/ota_recovery.md``).
 - Early stop (``patience``): every 50 iterations each word's mean loss over the last 50 iterations is compared
   with its best so far; a word stops when it has not improved by the relative ``tol`` for ``patience``
   iterations. ``patience=None`` runs every word for ``iterations``.
@@ -35,7 +47,7 @@ Definitions used here (the paper's text where it is explicit):
 Stable API (the WNLaMPro probe uses it)::
 
     one_token_approximation(model, tokenizer, words, *, iterations, contexts, init, lr, layers, seed,
-                            batch_size, patience, tol) -> np.ndarray (len(words), hidden) float32
+                            batch_size, patience, tol, distance) -> np.ndarray (len(words), hidden) float32
     optimise(model, tokenizer, pieces, init, *, keys, ...) -> OTAResult  (losses, iterations run, snapshots)
     subword_baseline(model, tokenizer, words, how="first"|"last"|"avg") -> np.ndarray (len(words), hidden)
     word_pieces(tokenizer, words) -> list[list[int]]        (subword token ids of each word, as in a sentence)
@@ -43,8 +55,8 @@ Stable API (the WNLaMPro probe uses it)::
         the input embeddings of ``input_ids`` with row b's slot ``positions[b]`` replaced by ``vectors[b]``
         (``positions[b] < 0``: unchanged); pass as ``model(inputs_embeds=..., attention_mask=...)``.
 
-``model`` is any BERT- or RoBERTa-like ``AutoModel`` (or a model with a head, e.g. ``...ForMaskedLM``: its
-``base_model`` is used); vectors live in its input-embedding space.
+``model`` is any BERT- or RoBERTa-like ``AutoModel`` or causal LM (GPT-2, Llama; or a model with a head, e.g.
+``...ForMaskedLM``: its ``base_model`` is used); vectors live in its input-embedding space.
 """
 
 from __future__ import annotations
@@ -61,10 +73,11 @@ from ..core.progress import bar
 
 CONTEXTS = ("random", "static")
 INITS = ("zeros", "mean")
+DISTANCES = ("auto", "raw", "normalised")
 BASELINES = ("first", "last", "avg")
 WINDOW = 50  # iterations per loss window (early stop, final loss)
 DEFAULTS = {"iterations": 1000, "contexts": "random", "init": "mean", "lr": 3e-3, "layers": "all",
-            "patience": 300, "tol": 0.01}
+            "patience": 300, "tol": 0.01, "distance": "auto"}
 
 
 @dataclass
@@ -174,7 +187,7 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
              iterations: int = DEFAULTS["iterations"], contexts: str = DEFAULTS["contexts"],
              lr: float | np.ndarray = DEFAULTS["lr"], layers=DEFAULTS["layers"], seed: int = 0,
              batch_size: int = 64, patience: int | None = DEFAULTS["patience"], tol: float = DEFAULTS["tol"],
-             snapshot_every: int | None = None, desc: str = "OTA") -> OTAResult:
+             distance: str = DEFAULTS["distance"], snapshot_every: int | None = None, desc: str = "OTA") -> OTAResult:
     """OTA of words given as subword ``pieces``, starting from ``init`` (n, hidden).
 
     ``keys`` (one string per row, usually the word) seed each row's random contexts; ``lr`` may be one rate
@@ -194,6 +207,7 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
     device, hidden = emb.device, emb.shape[1]
     layer_idx = _layer_indices(layers, encoder.config.num_hidden_layers)
     cls, sep, period, pad = _special_ids(tokenizer)
+    normalise = resolve_distance(distance, model) == "normalised"
     vocab = torch.as_tensor(context_vocabulary(tokenizer)) if contexts == "random" else None
     rates = np.broadcast_to(np.asarray(lr, dtype=np.float32), (n,))
     init = np.asarray(init, dtype=np.float32)
@@ -213,7 +227,7 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
                 draws = torch.as_tensor(np.stack([np.random.default_rng([seed, zlib.crc32(keys[i].encode())])
                                                   .integers(0, len(vocab), size=(iterations, 2)) for i in rows]))
             batch = _Batch(encoder, emb, [pieces[i] for i in rows], layer_idx, (cls, sep, period, pad),
-                           random=vocab is not None, device=device)
+                           random=vocab is not None, device=device, normalise=normalise)
             out = batch.run(torch.as_tensor(init[rows], device=device), torch.as_tensor(rates[rows], device=device),
                             iterations, vocab, draws, patience, tol, snap_at, progress)
             vecs, hist, its, snaps = out
@@ -232,11 +246,12 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
 class _Batch:
     """One batch of words: the fixed token layout of the target and approximation sequences."""
 
-    def __init__(self, encoder, emb, pieces, layer_idx, special, *, random: bool, device):
+    def __init__(self, encoder, emb, pieces, layer_idx, special, *, random: bool, device, normalise: bool = False):
         import torch
 
         cls, sep, period, pad = special
         self.encoder, self.emb, self.layer_idx, self.random = encoder, emb, layer_idx, random
+        self.normalise = normalise
         b = len(pieces)
         self.a, self.r = (2, 3) if random else (1, 2)  # left: [CLS] (t_l); right: (t_r) . [SEP]
         a, r = self.a, self.r
@@ -277,7 +292,8 @@ class _Batch:
         with torch.no_grad():
             h = self._hidden(ids=target, mask=self.target_mask[rows])
             idx = self.target_pos[rows][:, None, :, None].expand(-1, h.shape[1], -1, h.shape[3])
-            return h.gather(2, idx)  # (b, layers, a + r, hidden)
+            h = h.gather(2, idx)  # (b, layers, a + r, hidden)
+            return rms_normalised(h) if self.normalise else h
 
     def loss(self, rows, v, tl_tr, cached_targets=None):
         """Per-word loss (b,) of approximations ``v`` (b, hidden) for the active ``rows``."""
@@ -289,6 +305,8 @@ class _Batch:
         e = torch.cat([e[:, :self.a], v[:, None].to(e.dtype), e[:, self.a + 1:]], 1)
         h = self._hidden(embeds=e, mask=torch.ones(approx.shape, dtype=torch.long, device=approx.device))
         got = h[:, :, self.approx_pos]
+        if self.normalise:  # distance="normalised" (the targets come normalised)
+            got = rms_normalised(got)
         return (got - want).float().pow(2).sum(dim=(1, 2, 3))
 
     def run(self, v0, rates, iterations, vocab, draws, patience, tol, snap_at, progress):
@@ -341,6 +359,23 @@ class _Batch:
         return V.cpu().numpy(), hist, its, snaps
 
 
+def rms_normalised(h):
+    """``h`` over its root mean square along the last axis (the scale-free part of an RMSNorm)."""
+    return h * (h.float().pow(2).mean(-1, keepdim=True) + 1e-12).rsqrt().to(h.dtype)
+
+
+def resolve_distance(distance: str, model) -> str:
+    """``auto``: ``raw`` (the paper's distance) for a model type that has a masked-LM head in transformers
+    (BERT, RoBERTa, ...), ``normalised`` for any other (causal LMs: GPT-2, Llama, SmolLM2)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    if distance not in DISTANCES:
+        raise LexprobeError(f"distance must be one of {', '.join(DISTANCES)}, not {distance!r}")
+    if distance != "auto":
+        return distance
+    return "raw" if _encoder(model).config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES else "normalised"
+
+
 def plateau_step(best: np.ndarray, stale: np.ndarray, window_mean: np.ndarray, tol: float):
     """One early-stop check: a word improved when its window mean is below ``best * (1 - tol)``."""
     improved = window_mean < best * (1 - tol)
@@ -354,10 +389,11 @@ def one_token_approximation(model, tokenizer, words: Sequence[str], *, iteration
                             contexts: str = DEFAULTS["contexts"], init: str = DEFAULTS["init"],
                             lr: float = DEFAULTS["lr"], layers=DEFAULTS["layers"], seed: int = 0,
                             batch_size: int = 64, patience: int | None = DEFAULTS["patience"],
-                            tol: float = DEFAULTS["tol"]) -> np.ndarray:
+                            tol: float = DEFAULTS["tol"], distance: str = DEFAULTS["distance"]) -> np.ndarray:
     """OTA vectors (len(words), hidden) float32 in the model's input-embedding space (see the module doc)."""
     return approximate(model, tokenizer, words, iterations=iterations, contexts=contexts, init=init, lr=lr,
-                       layers=layers, seed=seed, batch_size=batch_size, patience=patience, tol=tol).vectors
+                       layers=layers, seed=seed, batch_size=batch_size, patience=patience, tol=tol,
+                       distance=distance).vectors
 
 
 def approximate(model, tokenizer, words: Sequence[str], *, init: str = DEFAULTS["init"], **options) -> OTAResult:

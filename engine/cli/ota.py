@@ -170,9 +170,11 @@ def bench_ota_recovery(model, n_words, iterations, contexts, inits, lrs, every, 
              "its_to_95: first iteration with mean similarity >= 95% of the same setting's final similarity; "
              f"its_to_95_ref: the same against the reference setting {REFERENCE}",
              f"stop_it / dist_at_stop: mean iteration where the early stop (patience {patience}, tol {tol}) ends a "
-             "word, and the mean distance there"] + \
+             "word, and the mean distance there",
+             "read_start/read_end: the same distance with both vectors weighted by the first normalisation layer's "
+             "weights (the embedding as the model reads it)"] + \
             ([f"winning context variant (lower final distance): **{best}**"] if best else [])
     md = record_md(record or None, f"bench ota-recovery: {model}", res["summary"], notes=notes,
                    columns=["contexts", "init", "lr", "start", "end", "best_iteration", "its_to_95", "its_to_95_ref",
-                            "stop_it", "dist_at_stop"])
+                            "stop_it", "dist_at_stop", "read_start", "read_end"])
     click.echo(md)
