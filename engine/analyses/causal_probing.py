@@ -134,9 +134,9 @@ class CausalLM(MaskedLM):
 
     def answer_logits(self, queries: Sequence[Query], vectors: np.ndarray | None, *, batch_size: int,
                       full: bool = False, desc: str = "probe"):
-        """Yield (query indices, their next-token logits (n, V)): prefix trees (:func:`pack_queries`) of at most
-        ``batch_size`` queries per forward pass. ``full``: one query per row with the whole-sequence logits, as
-        :class:`MaskedLM` does (the benchmark's baseline)."""
+        """Yield (query indices, their next-token logits (n, V)): prefix trees (:func:`pack_queries`), as many per
+        forward pass as hold at most ``batch_size`` queries (at least one tree). ``full``: one query per row with the
+        whole-sequence logits, as :class:`MaskedLM` does (the benchmark's baseline)."""
         import torch
 
         if full:
