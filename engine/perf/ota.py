@@ -48,7 +48,9 @@ def run_ota_bench(model_name: str, *, n_words: int, loop_words: int, iterations:
              "words_per_s": wps_loop, "mean_final_loss": float(single_loss.mean())}]
     notes = [f"model {model_name}; {iterations} iterations, contexts {contexts}, init {init}, lr {lr}, seed {seed}, "
              f"no early stop; words: wordfreq top-30k words split into 2+ pieces",
-             f"speed-up: **{wps_batch / wps_loop:.1f}x** words/s",
+             f"speed-up: **{wps_batch / wps_loop:.1f}x** words/s; per word and iteration: batched "
+             f"{1000 * t_batch / (len(words) * iterations):.0f} ms, one at a time "
+             f"{1000 * t_loop / (len(sample) * iterations):.0f} ms",
              f"final loss (mean of the last 50 iterations) on the {len(sample)} shared words: largest relative "
              f"difference batched vs one at a time **{rel.max():.2e}**"]
     md = record(record_path, "bench ota: batched OTA vs one word at a time", rows, notes=notes)
