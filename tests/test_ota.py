@@ -188,6 +188,21 @@ def test_unknown_tokens_and_empty_words_are_clear_errors(tiny):
         ota.word_pieces(tokenizer, ["  "])
 
 
+def test_masked_models_keep_the_papers_raw_distance(any_tiny):
+    """``distance="auto"`` is the paper's raw distance for BERT and RoBERTa (the normalised one is for causal
+    LMs, tests in test_causal.py); an unknown distance is a clear error."""
+    model, tokenizer = any_tiny
+    assert ota.resolve_distance("auto", model) == "raw"
+    assert ota.resolve_distance("normalised", model) == "normalised"
+    pieces = ota.word_pieces(tokenizer, ["dogsing"])
+    runs = {d: ota.optimise(model, tokenizer, pieces, np.zeros((1, model.config.hidden_size), np.float32),
+                            keys=["dogsing"], iterations=1, contexts="static", lr=0.0, distance=d)
+            for d in ("auto", "raw", "normalised")}
+    assert runs["auto"].loss_history[0, 0] == runs["raw"].loss_history[0, 0] != runs["normalised"].loss_history[0, 0]
+    with pytest.raises(LexprobeError, match="distance must be one of"):
+        ota.resolve_distance("cosine", model)
+
+
 def test_recovery_helpers_by_hand():
     from lexprobe.sources.models import load_tokenizer
 
