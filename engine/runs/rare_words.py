@@ -182,9 +182,9 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
 
 # Models of the WNLaMPro stage, the masked and the causal one, each with (entries per relation, OTA iterations) for
 # --quick and for the full run. SmolLM2 (135M parameters, 30 layers) costs about 100 times SPLADE-tiny per token:
-# its sample and OTA are small so that the whole main job stays within 15 minutes on 2 cores (README).
-# (entries per relation, OTA iterations); SmolLM2: OTA MRR .089 at 20 iterations, .109 at 60; 32 entries a
-# relation bring OTA's paired interval against the best baseline to about +-.04 (16: +-.05)
+# its sample and OTA are small so that the whole main job stays within 15 minutes on 2 cores (README). Its OTA:
+# MRR .089 at 20 iterations, .109 at 60; 32 entries a relation bring OTA's paired interval against the best
+# baseline to about +-.04 (16: +-.05).
 STAGE_MODELS = {"splade-tiny": {"quick": (40, 100), "full": (200, 400)},
                 "smollm2": {"quick": (6, 10), "full": (32, 60)}}
 STAGE_STRATEGIES = ("original", "ota", "first", "last", "avg")
