@@ -38,7 +38,6 @@ class Int8Rows:
     packed: np.ndarray  # (blocks, groups, 16, 4) uint8
     scale: float        # s: x ~ s (u - 128)
     residual: float     # an upper bound of |x - s (u - 128)| over the rows
-    n: int
 
     @classmethod
     def of(cls, V: np.ndarray) -> "Int8Rows":
@@ -51,7 +50,7 @@ class Int8Rows:
         u = np.full((blocks * LANES, groups * 4), 128, dtype=np.uint8)
         u[:n, :d] = (w.astype(np.int16) + 128).astype(np.uint8)
         packed = np.ascontiguousarray(u.reshape(blocks, LANES, groups, 4).transpose(0, 2, 1, 3))
-        return cls(packed, scale, residual * (1 + 1e-6) + 1e-30, n)
+        return cls(packed, scale, residual * (1 + 1e-6) + 1e-30)
 
     @property
     def groups(self) -> int:
