@@ -30,18 +30,18 @@ _EXPORTS = {
     "LexprobeError": ("core.errors", "LexprobeError"),
     # the analogies paper: the analogy test with its decomposition, OCS/PCS of word pairs, Table 1
     "analogy_dataset": ("sources.datasets.analogy_sets", "usable_relations"),
-    "analogy_test": ("analyses.analogy_test", "analogy_test"),
-    "relation_offsets": ("analyses.offsets", "relation_offsets"),
-    "offset_table1": ("runs.analogies", "run_table1"),
+    "analogy_test": ("analogies.analogy_evaluation", "analogy_test"),
+    "relation_offsets": ("analogies.offset_consistency", "relation_offsets"),
+    "offset_table1": ("analogies.run_analogies", "run_table1"),
     # BERT has uncommon sense: query by example (TokenIndex.query) and the ranking with its cells
-    "sense_ranking": ("analyses.senses", "sense_ranking"),
+    "sense_ranking": ("senses.sense_ranking", "sense_ranking"),
     # rare words: OTA (inserted into a words index, or on its own), WNLaMPro built, read and probed
-    "insert_ota": ("analyses.ota", "insert_ota"),
-    "one_token_approximation": ("analyses.ota", "one_token_approximation"),
-    "load_lm": ("analyses.language_models", "load_lm"),
-    "build_wnlampro": ("analyses.wnlampro_build", "build_wnlampro"),
+    "insert_ota": ("rare_words.ota", "insert_ota"),
+    "one_token_approximation": ("rare_words.ota", "one_token_approximation"),
+    "load_lm": ("rare_words.language_models", "load_lm"),
+    "build_wnlampro": ("rare_words.wnlampro_build", "build_wnlampro"),
     "read_wnlampro": ("sources.datasets.wnlampro", "read_dataset"),
-    "probe_wnlampro": ("analyses.probing", "probe_tables"),
+    "probe_wnlampro": ("rare_words.probing", "probe_tables"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

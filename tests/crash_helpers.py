@@ -34,7 +34,7 @@ ZYGOTE = r"""
 import json, os, shutil, signal, sys
 import torch, transformers, transformers.models.bert  # the slow imports, once
 torch.set_num_threads(1)
-import lexprobe.cli.root, lexprobe.sources.encoder, lexprobe.core.vector_index, lexprobe.analyses.ota, lexprobe.core.store, lexprobe.kinds.tokens
+import lexprobe.cli.root, lexprobe.sources.encoder, lexprobe.core.vector_index, lexprobe.rare_words.ota, lexprobe.core.store, lexprobe.kinds.tokens
 from lexprobe.sources.models import load_encoder, load_tokenizer
 for name in sys.argv[1:]:  # warm-up: transformers imports the rest of its modules on the first load
     load_tokenizer(name), load_encoder(name)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from lexprobe.analyses.analogy import honest_shares, run_relations
+from lexprobe.analogies.analogy import honest_shares, run_relations
 
 from lexprobe.kinds.analogy_queries import answer_questions
 from lexprobe.sources.datasets.analogy_sets import usable_relations
@@ -28,7 +28,7 @@ def bats(glove, shared_data):
 
 @pytest.fixture(scope="module")
 def kv(glove):
-    from lexprobe.perf.analogy import gensim_vectors
+    from lexprobe.analogies.bench_analogy import gensim_vectors
 
     return gensim_vectors(glove)
 
@@ -179,7 +179,7 @@ def test_cli_bench_writes_run_folder_and_reports_skips(cli, glove_home, tmp_path
 
 
 def test_listed_questions_are_the_matching_rows_of_the_full_run(glove):
-    from lexprobe.analyses.decomposition import decompose_relations
+    from lexprobe.analogies.decomposition import decompose_relations
     from lexprobe.sources.datasets.bats import Relation
 
     pairs = [("boy", ["girl"]), ("brother", ["sister"]), ("king", ["queen"]), ("man", ["woman"])]
@@ -194,8 +194,8 @@ def test_listed_questions_are_the_matching_rows_of_the_full_run(glove):
 
 
 def test_wilson_intervals_of_shares_by_hand():
-    from lexprobe.analyses.analogy import share_intervals
-    from lexprobe.analyses.intervals import wilson
+    from lexprobe.analogies.analogy import share_intervals
+    from lexprobe.core.intervals import wilson
 
     # 8/10: centre (0.8 + z^2/20) / (1 + z^2/10) = 0.7167, half-width 0.2266 (z = 1.96)
     assert wilson(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)

@@ -22,7 +22,7 @@ def glove(glove_home):
 
 @pytest.fixture(scope="module")
 def kv(glove):
-    from lexprobe.perf.analogy import gensim_vectors
+    from lexprobe.analogies.bench_analogy import gensim_vectors
 
     return gensim_vectors(glove)
 
@@ -115,8 +115,8 @@ def test_unknown_words_and_bad_topn_are_clear(glove):
         glove.analogy("man", "king", "woman", method="sub")
 
 
-DOCTESTED = ["lexprobe", "lexprobe.kinds.words", "lexprobe.analyses.analogy_test",  # kinds.tokens: test_tokens
-             "lexprobe.analyses.offsets", "lexprobe.analyses.senses"]
+DOCTESTED = ["lexprobe", "lexprobe.kinds.words", "lexprobe.analogies.analogy_evaluation",  # kinds.tokens: test_tokens
+             "lexprobe.analogies.offset_consistency", "lexprobe.senses.sense_ranking"]
 
 
 @pytest.mark.parametrize("module", DOCTESTED)

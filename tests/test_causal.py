@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from lexprobe.analyses.causal_probing import (CausalLM, blank_vocabulary, make_query, split_at_blank,
+from lexprobe.rare_words.causal_probing import (CausalLM, blank_vocabulary, make_query, split_at_blank,
                                               top_predictions)
 from lexprobe.core.errors import LexprobeError
 
@@ -155,7 +155,7 @@ def test_ota_loss_on_a_causal_model_compares_the_right_context(tiny, name, conte
     square over its dimensions."""
     import zlib
 
-    from lexprobe.analyses import ota
+    from lexprobe.rare_words import ota
 
     lm = CausalLM.load(tiny[name])
     model, tok = lm.model, lm.tokenizer
@@ -189,7 +189,7 @@ def test_ota_loss_on_a_causal_model_compares_the_right_context(tiny, name, conte
 
 
 def test_ota_batched_equals_one_word_at_a_time_on_a_causal_model(tiny):
-    from lexprobe.analyses.ota import approximate
+    from lexprobe.rare_words.ota import approximate
 
     lm = CausalLM.load(tiny["llama"])
     words = ["kumquat", "lingonberry", "samosa"]
@@ -203,7 +203,7 @@ def test_ota_batched_equals_one_word_at_a_time_on_a_causal_model(tiny):
 
 def test_recovery_check_on_a_causal_model(tiny):
     """Figure 1 on a causal model: one-token words approximated from zeros move towards their embeddings."""
-    from lexprobe.analyses.ota_recovery import run_recovery
+    from lexprobe.rare_words.ota_recovery import run_recovery
 
     lm = CausalLM.load(tiny["gpt2"])
     res = run_recovery(lm.model, lm.tokenizer, n_words=6, iterations=100, every=50, seed=0)
@@ -218,8 +218,8 @@ def test_recovery_check_on_a_causal_model(tiny):
 def test_recovery_read_distance_weights_by_the_first_norm(tiny, name):
     """The read distance weights both vectors by the first normalisation layer's weights (GPT-2: h.0.ln_1,
     Llama: layers.0.input_layernorm), checked against snapshots recomputed by hand."""
-    from lexprobe.analyses import ota
-    from lexprobe.analyses.ota_recovery import cosine_distance, input_norm_weights, recovery_words, run_recovery
+    from lexprobe.rare_words import ota
+    from lexprobe.rare_words.ota_recovery import cosine_distance, input_norm_weights, recovery_words, run_recovery
 
     lm = CausalLM.load(tiny[name])
     base = lm.model.base_model
@@ -245,8 +245,8 @@ def test_recovery_read_distance_weights_by_the_first_norm(tiny, name):
 def test_smollm2_alias_caches_the_dequantised_model_and_knows_a_sparrow(tmp_path_factory, monkeypatch):
     """The packaged SmolLM2: the first use in this session dequantises its GGUF file into the cache (config,
     safetensors weights, tokenizer); the alias then loads from that folder, and the model says a sparrow is a bird."""
-    from lexprobe.analyses.language_models import load_lm
-    from lexprobe.analyses.probing import top_predictions as any_top
+    from lexprobe.rare_words.language_models import load_lm
+    from lexprobe.rare_words.probing import top_predictions as any_top
     from lexprobe.sources.models import resolve_model
 
     cache = tmp_path_factory.getbasetemp() / "lexprobe_cache"
@@ -276,9 +276,9 @@ def _rank(logits: torch.Tensor, targets) -> int:
 def test_probe_ranks_targets_in_the_next_token_distribution(tiny, name):
     """rank(x), RR and P@3 of a causal model, every pattern run by hand; first/last feed the keyword's first/last
     subword token in its place, avg the mean subword embedding."""
-    from lexprobe.analyses import ota
-    from lexprobe.analyses.patterns import BLANK, fill, patterns_for
-    from lexprobe.analyses.probing import probe
+    from lexprobe.rare_words import ota
+    from lexprobe.rare_words.patterns import BLANK, fill, patterns_for
+    from lexprobe.rare_words.probing import probe
     from lexprobe.sources.datasets.wnlampro import Entry
 
     lm = CausalLM.load(tiny[name])
@@ -320,8 +320,8 @@ def test_probe_ranks_targets_in_the_next_token_distribution(tiny, name):
 def test_prefix_trees_by_hand():
     """Queries sharing beginnings become one tree: each token once, at its query's position, seeing its ancestors;
     equal queries share their end; a keyword slot with another vector is another node; a full tree starts anew."""
-    from lexprobe.analyses.causal_probing import pack_queries
-    from lexprobe.analyses.probing import Query
+    from lexprobe.rare_words.causal_probing import pack_queries
+    from lexprobe.rare_words.probing import Query
 
     ids = [[0, 5, 6, 7], [0, 5, 6], [0, 5, 8], [0, 9], [0, 5, 6], [0, 5, 6], [0, 5, 6]]
     slots = [-1, -1, -1, -1, -1, 1, 1]
@@ -347,8 +347,8 @@ def test_prefix_trees_by_hand():
 def test_prefix_trees_give_each_query_its_logits_alone(tiny, name, monkeypatch):
     """Batched next-token logits (prefix trees, several per pass and several passes, keyword slots filled with
     vectors) equal the model run on each query alone with full logits; equal queries get equal answers."""
-    from lexprobe.analyses import causal_probing
-    from lexprobe.analyses.patterns import patterns_for
+    from lexprobe.rare_words import causal_probing
+    from lexprobe.rare_words.patterns import patterns_for
 
     lm = CausalLM.load(tiny[name])
     with torch.no_grad():  # sharper attention, so that a wrong position or a wrongly seen token shows
@@ -380,8 +380,8 @@ def test_prefix_trees_give_each_query_its_logits_alone(tiny, name, monkeypatch):
 
 
 def test_probing_benchmark_probes_whole_entries_and_agrees_with_one_at_a_time(tiny):
-    from lexprobe.analyses.patterns import patterns_for
-    from lexprobe.perf.probing import benchmark_queries, run_probing_bench
+    from lexprobe.rare_words.patterns import patterns_for
+    from lexprobe.rare_words.bench_probing import benchmark_queries, run_probing_bench
 
     lm = CausalLM.load(tiny["llama"])
     queries, targets = benchmark_queries(lm, 20, seed=0)
@@ -411,7 +411,7 @@ def test_build_wnlampro_for_a_causal_model_keeps_one_token_targets(tiny, cli, ho
                                                                  monkeypatch):
     import json
 
-    from lexprobe.analyses.language_models import target_words
+    from lexprobe.rare_words.language_models import target_words
 
     assert set(target_words(tiny["gpt2"])) == set(blank_vocabulary(CausalLM.load(tiny["gpt2"]).tokenizer))
     monkeypatch.setenv("LEXPROBE_CACHE", str(tmp_path_factory.getbasetemp() / "lexprobe_cache"))
@@ -434,7 +434,7 @@ def _rows(cells: dict) -> list[dict]:
 
 
 def test_frequency_gap_and_mrr_intervals_by_hand():
-    from lexprobe.analyses.probing import aggregate, bucket_gap, mrr_interval
+    from lexprobe.rare_words.probing import aggregate, bucket_gap, mrr_interval
 
     rows = _rows({("antonym", "rare"): [0.0, 0.5], ("antonym", "frequent"): [1.0, 1.0],
                   ("hypernym", "rare"): [0.2], ("hypernym", "frequent"): [0.6, 0.4]})
@@ -455,7 +455,7 @@ def test_frequency_gap_and_mrr_intervals_by_hand():
 
 
 def test_recovery_mean_init_is_refused_for_a_bpe_vocabulary(tiny):
-    from lexprobe.analyses.ota_recovery import run_recovery
+    from lexprobe.rare_words.ota_recovery import run_recovery
 
     lm = CausalLM.load(tiny["gpt2"])
     with pytest.raises(LexprobeError, match="WordPiece"):
@@ -465,7 +465,7 @@ def test_recovery_mean_init_is_refused_for_a_bpe_vocabulary(tiny):
 def test_ota_strategy_gives_a_one_token_word_its_own_embedding(tiny):
     """A keyword split only in its sentence-initial form is one token inside a sentence: OTA's exact solution is
     that token's embedding, given without optimising; a word of several pieces is optimised."""
-    from lexprobe.analyses.probing import keyword_vectors
+    from lexprobe.rare_words.probing import keyword_vectors
 
     lm = CausalLM.load(tiny["gpt2"])
     assert len(lm.tokenizer.tokenize("sparrow")) > 1 and lm.tokenizer.tokenize(" sparrow") == ["Ġsparrow"]

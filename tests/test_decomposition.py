@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lexprobe.analyses.decomposition import (DELTA, REFERENCE, TERMS, decompose, decompose_relations, figure1_claims,
+from lexprobe.analogies.decomposition import (DELTA, REFERENCE, TERMS, decompose, decompose_relations, figure1_claims,
                                             relation_means)
 from lexprobe.kinds.words import WordIndex
-from lexprobe.runs.analogies import plot_decomposition
+from lexprobe.analogies.run_analogies import plot_decomposition
 from lexprobe.sources.datasets.analogy_sets import usable_relations
 
 

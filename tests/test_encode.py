@@ -10,7 +10,7 @@ import pytest
 
 from lexprobe.sources.encoder import TokenEncoder, _length_batches, parse_layers
 from lexprobe.core.errors import LexprobeError
-from lexprobe.perf.encode import one_sentence_at_a_time
+from lexprobe.suite.bench_encode import one_sentence_at_a_time
 
 SENTENCES = [["I", "was", "high", "on", "drugs"],
              ["The", "unbelievably", "hyperventilating", "cat", "sat", "on", "the", "mat", "."],
@@ -86,7 +86,7 @@ def test_layers_above_the_chosen_ones_are_not_run(encoder):
 
 def test_batched_equals_one_sentence_at_a_time(encoder, shared_data):
     from lexprobe.sources.datasets.corpora import read_corpus
-    from lexprobe.perf.encode import sample_sentences
+    from lexprobe.suite.bench_encode import sample_sentences
 
     corpus = read_corpus(f"wsd:{shared_data / 'wsd_eval/semeval2007'}")
     sentences, spans = sample_sentences(corpus, 12, seed=1)
@@ -143,7 +143,7 @@ def test_unknown_model_and_pooling():
 
 
 def test_bench_encode_records_both_methods(shared_data, tmp_path):
-    from lexprobe.perf.encode import run_encode_bench
+    from lexprobe.suite.bench_encode import run_encode_bench
 
     out = tmp_path / "encode.md"
     result = run_encode_bench("minilm", f"wsd:{shared_data / 'wsd_eval/semeval2007'}", n_sentences=6, seed=0,

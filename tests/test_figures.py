@@ -28,8 +28,8 @@ def captured(monkeypatch):
 
 
 def test_three_formats_dpi_and_mathtext(tmp_path, captured):
-    from lexprobe.analyses.decomposition import DELTA, REFERENCE, TERMS
-    from lexprobe.runs.analogies import plot_decomposition
+    from lexprobe.analogies.decomposition import DELTA, REFERENCE, TERMS
+    from lexprobe.analogies.run_analogies import plot_decomposition
 
     rows = [{"relation": name, **{c: float(v) for c, v in zip(TERMS + REFERENCE + DELTA, np.linspace(-0.2, 0.4, 9) + i)}}
             for i, name in enumerate(["E01 [country - capital]", "I01 [noun - plural_reg]"])]

@@ -104,7 +104,7 @@ def test_cli_build_with_hnsw_and_verify(tmp_path, cli):
 
 
 def test_ann_curve_recall_rises_with_the_search_setting(tmp_path):
-    from lexprobe.perf.ann_curve import choose_default, recall_at_k, record_ann_curve, run_ann_curve
+    from lexprobe.suite.bench_ann_curve import choose_default, recall_at_k, record_ann_curve, run_ann_curve
 
     assert recall_at_k(np.array([[1, 2, -1]]), np.array([[2, 3, 1]])) == pytest.approx(2 / 3)
     rng = np.random.default_rng(5)

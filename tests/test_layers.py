@@ -10,11 +10,11 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "engine"
 
-# Bottom to top; a module may import its own layer and the layers below. serve and scale are other skins
-# beside cli (cli may start them; scale's benchmark uses perf's helpers); the package root (the facade) and
-# __main__ stand above everything.
-RANK = {"core": 0, "sources": 1, "kinds": 2, "analyses": 3, "runs": 4, "perf": 5, "serve": 6, "scale": 6,
-        "cli": 7}
+# Bottom to top; a module may import its own layer and the layers below. The three paper slices share one rank
+# and never import each other; suite runs them together; serve and scale are other skins beside cli (cli may
+# start them); the package root (the facade) and __main__ stand above everything.
+RANK = {"core": 0, "sources": 1, "kinds": 2, "runs": 3, "analogies": 4, "senses": 4, "rare_words": 4, "suite": 5,
+        "serve": 6, "scale": 6, "cli": 7}
 
 
 def _module_name(path: Path) -> str:
@@ -102,10 +102,46 @@ def test_only_the_cli_imports_click():
     assert not offenders, f"click imported outside cli/: {offenders}"
 
 
-def test_analyses_do_not_plot():
+SLICES = ("analogies", "senses", "rare_words")
+
+
+def _role(module: str) -> str:
+    """A slice module's role from its name: ``run_*`` writes run folders, ``bench_*`` records benchmarks, every
+    other module is a computation."""
+    name = module.split(".")[-1]
+    return "run" if name.startswith("run_") else "bench" if name.startswith("bench_") else "computation"
+
+
+def test_computations_do_not_plot():
     offenders = [f"{m}:{line} imports {t[1:]}" for m, imports in GRAPH.items() for t, line in imports
-                 if _layer(m) in ("core", "sources", "kinds", "analyses") and t in ("!matplotlib",)]
+                 if t == "!matplotlib" and (_layer(m) in ("core", "sources", "kinds")
+                                            or (_layer(m) in SLICES and _role(m) == "computation"))]
     assert not offenders, f"plotting below the run layer: {offenders}"
+
+
+def test_slice_computations_write_nothing():
+    """Inside a paper slice only ``run_*`` modules use the run layer (run folders, report, plots) and only
+    ``bench_*`` modules its benchmark recorder; computations use neither."""
+    offenders = []
+    for module, imports in GRAPH.items():
+        if _layer(module) not in SLICES:
+            continue
+        role = _role(module)
+        for target, line in imports:
+            if _layer(target) != "runs":
+                continue
+            allowed = role == "run" or (role == "bench" and target == "runs.bench_record")
+            if not allowed:
+                offenders.append(f"{module}:{line} ({role}) imports {target}")
+    assert not offenders, "slice modules writing outside their role:\n" + "\n".join(offenders)
+
+
+def test_file_names_are_unique():
+    names: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            names.setdefault(path.name, []).append(str(path.relative_to(PACKAGE)))
+    assert not {n: p for n, p in names.items() if len(p) > 1}, "file names used twice in the package"
 
 
 def test_no_import_cycles():
@@ -142,23 +178,23 @@ def test_no_import_cycles():
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from ..runs import plots\n", "upward"),
+    ("from ..suite import main_job\n", "upward"),
     ("def f():\n    from ..cli.root import cli\n", "upward"),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..runs.report import Report\n", "ok"),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..suite.main_job import run_all\n", "ok"),
     ("from ..core.store import Store\n", "ok"),
 ])
 def test_the_walker_sees_lazy_and_skips_type_checking_imports(tmp_path, source, expected):
     """The check itself: a lazy import inside a function counts, one under TYPE_CHECKING does not."""
-    folder = tmp_path / "engine" / "analyses"
+    folder = tmp_path / "engine" / "rare_words"
     folder.mkdir(parents=True)
     path = folder / "probe.py"
     path.write_text(source)
-    modules = set(GRAPH) | {"analyses.probe"}
+    modules = set(GRAPH) | {"rare_words.probe"}
     global PACKAGE
     saved, PACKAGE = PACKAGE, tmp_path / "engine"
     try:
         imports = [t for t, _ in _imports(path, modules) if not t.startswith("!")]
     finally:
         PACKAGE = saved
-    up = [t for t in imports if _layer(t) and RANK[_layer(t)] > RANK["analyses"]]
+    up = [t for t in imports if _layer(t) and RANK[_layer(t)] > RANK["rare_words"]]
     assert ("upward" if up else "ok") == expected

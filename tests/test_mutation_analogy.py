@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lexprobe.analyses.analogy import accuracy_tables, honest_shares, share_intervals, solve_relation
+from lexprobe.analogies.analogy import accuracy_tables, honest_shares, share_intervals, solve_relation
 from lexprobe.kinds.analogy_queries import answer_questions, excluded_cells, topk_rows
 from lexprobe.kinds.words import WordIndex, build_word_index
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lexprobe.analyses.decomposition import decompose_relations, figure1_claims
+from lexprobe.analogies.decomposition import decompose_relations, figure1_claims
 from lexprobe.kinds.words import WordIndex, build_word_index
 from lexprobe.sources.datasets.bats import Relation
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from lexprobe.analyses.intervals import Z95, paired_bootstrap, wilson
+from lexprobe.core.intervals import Z95, paired_bootstrap, wilson
 
 
 def test_wilson_published_values():

@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
-from lexprobe.analyses.offset_baselines import chance_rows, score_set
-from lexprobe.analyses.offsets import PairSet, rng_for
+from lexprobe.analogies.offset_baselines import chance_rows, score_set
+from lexprobe.analogies.offset_consistency import PairSet
+from lexprobe.core.seeds import rng_for
 
 
 def test_chance_rule_includes_its_boundary():
@@ -27,7 +28,7 @@ def test_sets_under_three_pairs_score_nan():
 
 
 def test_possible_kinds_by_category_counts():
-    from lexprobe.analyses.offset_baselines import KINDS, possible_kinds
+    from lexprobe.analogies.offset_baselines import KINDS, possible_kinds
 
     sets = lambda *cats: [PairSet(f"r{i}", c, np.array([0]), np.array([1])) for i, c in enumerate(cats)]
     assert possible_kinds(sets("a", "a", "b", "b")) == list(KINDS)  # 2 relations per broad type: enough
@@ -36,7 +37,7 @@ def test_possible_kinds_by_category_counts():
 
 
 def test_iqr_of_two_values_and_nan_left_out():
-    from lexprobe.analyses.offset_baselines import _iqr
+    from lexprobe.analogies.offset_baselines import _iqr
 
     assert _iqr(np.array([0.0, 1.0, np.nan])) == 0.5  # quartiles 0.25 and 0.75 (linear interpolation)
     assert math.isnan(_iqr(np.array([0.3, np.nan])))
@@ -45,7 +46,7 @@ def test_iqr_of_two_values_and_nan_left_out():
 def test_random_set_rows_are_end_minus_start():
     from types import SimpleNamespace
 
-    from lexprobe.analyses.offset_baselines import _set_rows_table
+    from lexprobe.analogies.offset_baselines import _set_rows_table
 
     words = SimpleNamespace(raw=np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0], [5.0, 1.0]], np.float32),
                             words=["a", "b", "c", "d"])

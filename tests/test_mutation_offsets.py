@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lexprobe.analyses.offsets import PairSet, missing_shuffles, ocs, relation_sets, rng_for, stored_shuffle_units
+from lexprobe.analogies.offset_consistency import PairSet, missing_shuffles, ocs, relation_sets, stored_shuffle_units
+from lexprobe.core.seeds import rng_for
 from lexprobe.core.errors import LexprobeError
 
 
@@ -58,7 +59,7 @@ def test_missing_shuffles_and_their_read_back():
 
 
 def test_two_pair_relations_are_shuffled_and_score_pairs_defaults():
-    from lexprobe.analyses.offsets import score_pairs
+    from lexprobe.analogies.offset_consistency import score_pairs
 
     words = SimpleNamespace(raw=np.random.default_rng(0).normal(size=(10, 4)), words=[f"w{i}" for i in range(10)])
     empty = SimpleNamespace(relation=np.array([], dtype=object), seed=np.array([], int), replicate=np.array([], int))
@@ -71,7 +72,7 @@ def test_two_pair_relations_are_shuffled_and_score_pairs_defaults():
 
 
 def test_unit_offsets_any_shape_and_relation_offsets_words_in():
-    from lexprobe.analyses.offsets import relation_offsets, score_pairs, unit_offsets
+    from lexprobe.analogies.offset_consistency import relation_offsets, score_pairs, unit_offsets
 
     vectors = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0], [4.0, 3.0]])
     raw, unit = unit_offsets(vectors, np.array([[0, 0], [1, 2]]), np.array([[1, 2], [3, 3]]))  # (2, 2) pairs
@@ -92,7 +93,7 @@ def test_unit_offsets_any_shape_and_relation_offsets_words_in():
 
 
 def test_offset_scores_default_fifty_shuffles():
-    from lexprobe.analyses.offsets import offset_scores
+    from lexprobe.analogies.offset_consistency import offset_scores
 
     s = offset_scores(np.random.default_rng(3).normal(size=(8, 3)), np.array([0, 1, 2]), np.array([4, 5, 6]),
                       rng=rng_for(0))
@@ -100,7 +101,7 @@ def test_offset_scores_default_fifty_shuffles():
 
 
 def test_forbidden_pairings_equal_brute_force():
-    from lexprobe.analyses.offsets import forbidden_pairings
+    from lexprobe.analogies.offset_consistency import forbidden_pairings
 
     rng = np.random.default_rng(4)
     for _ in range(200):
@@ -112,7 +113,7 @@ def test_forbidden_pairings_equal_brute_force():
 
 
 def test_auc_needs_both_sides_and_takes_zero_sets():
-    from lexprobe.analyses.offsets import auc
+    from lexprobe.analogies.offset_consistency import auc
 
     assert auc(np.array([0.1, 0.5]), np.zeros((0, 4))).shape == (0,)  # no shuffled set: no AUC, no error
     for neg in (np.zeros((3, 0)), np.zeros(0)):
@@ -125,7 +126,7 @@ def test_auc_needs_both_sides_and_takes_zero_sets():
 def test_matching_finds_a_permutation_inside_allowed_or_says_none_exists():
     import itertools
 
-    from lexprobe.analyses.offsets import _matching
+    from lexprobe.analogies.offset_consistency import _matching
 
     rng = np.random.default_rng(5)
     for _ in range(150):
@@ -141,7 +142,7 @@ def test_matching_finds_a_permutation_inside_allowed_or_says_none_exists():
 
 
 def test_pair_file_ids_uses_the_rows_given(tmp_path):
-    from lexprobe.analyses.offsets import pair_file_ids
+    from lexprobe.analogies.offset_consistency import pair_file_ids
 
     words = SimpleNamespace(ids=lambda ws, source=None: np.array([int(w[1:]) for w in ws]),
                             word_to_id={f"w{i}": i for i in range(6)})

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lexprobe.analyses.sense_cells import bucket_checks, summarize_cells
+from lexprobe.senses.sense_cells import bucket_checks, summarize_cells
 
 
 def _cell(cell, queries, p, rp, ap, rap, run="m"):
@@ -51,7 +51,7 @@ def test_summarize_cells_means_per_cell_and_all():
 
 
 def test_equal_edges_are_refused():
-    from lexprobe.analyses.sense_cells import check_edges
+    from lexprobe.senses.sense_cells import check_edges
 
     assert check_edges("r", [0.1, 0.25]) == [0.1, 0.25]
     with pytest.raises(ValueError, match=r"r edges must be strictly ascending, got \[0.25, 0.25\]"):
@@ -59,7 +59,7 @@ def test_equal_edges_are_refused():
 
 
 def test_random_baseline_edge_cases_by_hand():
-    from lexprobe.analyses.senses import DEFAULT_K, random_baseline
+    from lexprobe.senses.sense_ranking import DEFAULT_K, random_baseline
 
     # no relevant candidate: P@k 0, recall and AP undefined; no candidate at all: P@k 0 (nothing retrieved)
     p, recall, ap = random_baseline(np.array([4, 0, 1]), np.array([0, 0, 1]), k_max=3)
@@ -71,7 +71,7 @@ def test_random_baseline_edge_cases_by_hand():
 
 
 def _instances(rows, vectors):
-    from lexprobe.analyses.senses import Instances
+    from lexprobe.senses.sense_ranking import Instances
 
     lemma, pos, sense, surface = zip(*rows)
     table = pa.table({"instance_id": [f"i{n}" for n in range(len(rows))], "lemma": list(lemma), "pos": list(pos),
@@ -80,7 +80,7 @@ def _instances(rows, vectors):
 
 
 def test_same_corpus_leaves_out_every_query_last_of_its_group_too():
-    from lexprobe.analyses.senses import rank_senses, without_proper_names
+    from lexprobe.senses.sense_ranking import rank_senses, without_proper_names
 
     rows = [("x", "NOUN", s, "x") for s in "AABBA"] + [("y", "NOUN", "C", "y")] * 4
     db = _instances(rows, np.random.default_rng(2).normal(size=(9, 4)))

@@ -1,4 +1,4 @@
-"""The random analogy sets of Table 1 (lexprobe.analyses.offset_baselines) on synthetic ids, and the whole Table 1 run
+"""The random analogy sets of Table 1 (lexprobe.analogies.offset_baselines) on synthetic ids, and the whole Table 1 run
 (``bench offsets``) on the packaged GloVe and the real BATS."""
 
 import json
@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from lexprobe.core.errors import LexprobeError
-from lexprobe.analyses.offset_baselines import (KINDS, baseline_sets, chance_rows, possible_kinds, random_pool,
+from lexprobe.analogies.offset_baselines import (KINDS, baseline_sets, chance_rows, possible_kinds, random_pool,
                                                 score_against, summarise)
-from lexprobe.analyses.offsets import PairSet
-from lexprobe.runs.analogies import run_table1
+from lexprobe.analogies.offset_consistency import PairSet
+from lexprobe.analogies.run_analogies import run_table1
 
 OFFSETS = "glove-bats-offsets-t4"  # not the default name: other tests share the session's glove_home
 

@@ -1,4 +1,4 @@
-"""OCS, AUC and PCS (lexprobe.analyses.offsets): hand-computed examples, shuffle constraints, synthetic geometry,
+"""OCS, AUC and PCS (lexprobe.analogies.offset_consistency): hand-computed examples, shuffle constraints, synthetic geometry,
 and ``query offsets`` on the packaged GloVe and the real BATS."""
 
 import json
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lexprobe.analyses import offsets as off
+from lexprobe.analogies import offset_consistency as off
 from lexprobe.core.errors import LexprobeError
-from lexprobe.analyses.offsets import auc, forbidden_pairings, ocs, offset_scores, pairwise_similarities, shuffles
+from lexprobe.analogies.offset_consistency import auc, forbidden_pairings, ocs, offset_scores, pairwise_similarities, shuffles
 
 BATS_I01 = "1_Inflectional_morphology/I01 [noun - plural_reg].txt"
 

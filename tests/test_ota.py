@@ -11,9 +11,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from lexprobe.analyses import ota  # noqa: E402
+from lexprobe.rare_words import ota  # noqa: E402
 from lexprobe.core.errors import LexprobeError  # noqa: E402
-from lexprobe.analyses.ota_recovery import cosine_distance, run_recovery, split_without, stop_iterations  # noqa: E402
+from lexprobe.rare_words.ota_recovery import cosine_distance, run_recovery, split_without, stop_iterations  # noqa: E402
 
 SYLLABLES = ["ba", "be", "bo", "da", "de", "do", "ka", "ke", "ko", "la", "le", "lo", "ma", "me", "mo", "na"]
 WORDS = ["cat", "dog", "sun", "run", "tree"] + [a + b for a in SYLLABLES for b in SYLLABLES[:12]]

@@ -9,9 +9,9 @@ import shutil
 import numpy as np
 import pytest
 
-from lexprobe.runs import main_job as pipeline
+from lexprobe.suite import main_job as pipeline
 from lexprobe.runs.index_reuse import ensure_index
-from lexprobe.runs.analogies import three_cos_add
+from lexprobe.analogies.run_analogies import three_cos_add
 from lexprobe.sources.datasets.google import read_questions
 from lexprobe.core.errors import LexprobeError
 from lexprobe.runs.report import Image, Section, Table

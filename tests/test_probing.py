@@ -8,11 +8,11 @@ from math import comb
 import numpy as np
 import pytest
 
-from lexprobe.runs.rare_words import write_dataset
+from lexprobe.rare_words.run_rare_words import write_dataset
 from lexprobe.sources.datasets.wnlampro import Entry
 from lexprobe.core.errors import LexprobeError
-from lexprobe.analyses.patterns import PATTERNS, article, check_pattern, fill
-from lexprobe.analyses.probing import MaskedLM, make_query, probe, random_scores, rank_targets
+from lexprobe.rare_words.patterns import PATTERNS, article, check_pattern, fill
+from lexprobe.rare_words.probing import MaskedLM, make_query, probe, random_scores, rank_targets
 
 
 @pytest.fixture(scope="session")
@@ -216,7 +216,7 @@ def _row(strategy, entry, relation, bucket, rr):
 def test_bucket_means_are_weighted_to_the_dataset():
     """A sample capped per relation over-represents relation A in bucket 'rare': A has 10 entries there in the
     dataset, B 30; weighted MRR = (10 * 1 + 30 * 0.25) / 40, not the sample's plain mean 0.625."""
-    from lexprobe.analyses.probing import aggregate
+    from lexprobe.rare_words.probing import aggregate
 
     rows = [_row("s", 0, "antonym", "rare", 1.0), _row("s", 1, "antonym", "rare", 1.0),
             _row("s", 2, "hypernym", "rare", 0.0), _row("s", 3, "hypernym", "rare", 0.5)]
@@ -234,8 +234,8 @@ def test_bucket_means_are_weighted_to_the_dataset():
 def test_probe_sample_is_independent_of_the_dev_split():
     """The split and the sample used to share one seeded permutation: 200 of 1,000 entries drawn with the split's
     seed were the 100 dev entries first. Each purpose now has its own stream: about 10% of the sample is dev."""
-    from lexprobe.analyses.probing import select
-    from lexprobe.analyses.wnlampro_build import assign_splits
+    from lexprobe.rare_words.probing import select
+    from lexprobe.rare_words.wnlampro_build import assign_splits
 
     entries = assign_splits([(f"w{i}", "hypernym", "n", ["x"]) for i in range(1000)], freq=lambda w: 0.0, seed=0)
     assert sum(e.split == "dev" for e in entries) == 100
@@ -246,8 +246,8 @@ def test_probe_sample_is_independent_of_the_dev_split():
 
 
 def test_strategy_difference_has_a_paired_bootstrap_interval():
-    from lexprobe.analyses.intervals import paired_bootstrap
-    from lexprobe.analyses.probing import compare_strategies
+    from lexprobe.core.intervals import paired_bootstrap
+    from lexprobe.rare_words.probing import compare_strategies
 
     rows = [_row("ota", 0, "hypernym", "rare", 1.0), _row("first", 0, "hypernym", "rare", 0.0),
             _row("ota", 1, "hypernym", "rare", 1.0), _row("first", 1, "hypernym", "rare", 0.0),

@@ -267,7 +267,7 @@ class Seeds(dict):
 
 
 def _seed_files(shared_data: Path) -> dict[str, bytes]:
-    from lexprobe.analyses.patterns import RELATIONS
+    from lexprobe.rare_words.patterns import RELATIONS
 
     bats = (shared_data / "BATS_3.0" / "1_Inflectional_morphology" / "I01 [noun - plural_reg].txt").read_bytes()
     google = (shared_data / "google_analogy" / "questions-words.txt").read_bytes()
@@ -404,7 +404,7 @@ def test_user_jsonl_corpus_reader(seeds, tmp_path, data):
 @given(data=st.data())
 def test_wnlampro_readers(seeds, tmp_path, file, data):
     from lexprobe.sources.datasets.wnlampro import read_dataset
-    from lexprobe.analyses.patterns import RELATIONS
+    from lexprobe.rare_words.patterns import RELATIONS
 
     path = _write(tmp_path, file, data.draw(hostile(seeds[file])))
     out = clean_outcome(lambda: read_dataset(path), path)

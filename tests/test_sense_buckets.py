@@ -4,7 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lexprobe.analyses.sense_cells import assign_cells, interval_labels, query_statistics
+from lexprobe.senses.sense_cells import assign_cells, interval_labels, query_statistics
 
 
 def _table(rows):

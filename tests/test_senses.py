@@ -4,7 +4,7 @@ simulation, and the ranking of real SemCor / evaluation-set subsets with the pac
 import numpy as np
 import pytest
 
-from lexprobe.analyses.senses import random_baseline, rank_metrics
+from lexprobe.senses.sense_ranking import random_baseline, rank_metrics
 
 
 def _at(degrees):
@@ -84,7 +84,7 @@ def test_random_baseline_hand_values():
 def _instances(rows, vectors):
     import pyarrow as pa
 
-    from lexprobe.analyses.senses import Instances
+    from lexprobe.senses.sense_ranking import Instances
 
     lemma, pos, sense = zip(*rows)
     table = pa.table({"instance_id": [f"i{n}" for n in range(len(rows))], "lemma": list(lemma),
@@ -104,7 +104,7 @@ def _toy_corpora():
 
 
 def test_rank_senses_groups_by_lemma_and_pos_and_filters_rare_senses():
-    from lexprobe.analyses.senses import rank_senses
+    from lexprobe.senses.sense_ranking import rank_senses
 
     database, queries = _toy_corpora()
     table, skips = rank_senses(database, queries, k_max=7, min_sense_count=2)
@@ -134,7 +134,7 @@ def test_rank_senses_groups_by_lemma_and_pos_and_filters_rare_senses():
 def test_cells_by_lemma_or_by_sense_frequency():
     """l counts the lemma's instances in D (the paper's text) or the query sense's (the authors' code): the toy
     queries have (lemma, sense) counts (5, 3), (5, 2), (3, 3), (6, 6)."""
-    from lexprobe.analyses.senses import rank_senses
+    from lexprobe.senses.sense_ranking import rank_senses
 
     database, queries = _toy_corpora()
     by_lemma, _ = rank_senses(database, queries, k_max=7, min_sense_count=2, lemma_edges=[4])
@@ -149,7 +149,7 @@ def test_cells_by_lemma_or_by_sense_frequency():
 def test_proper_names_are_person_group_location_instances_named_otherwise():
     import pyarrow as pa
 
-    from lexprobe.analyses.senses import Instances, proper_name_mask, without_proper_names
+    from lexprobe.senses.sense_ranking import Instances, proper_name_mask, without_proper_names
 
     table = pa.table({"lemma": ["person", "person", "group", "location", "cat", "group"],
                       "surface": ["John Smith", "persons", "Fulton County Grand Jury", "Atlanta", "cat", "Groups"],
@@ -161,7 +161,7 @@ def test_proper_names_are_person_group_location_instances_named_otherwise():
 
 
 def test_rank_senses_same_corpus_leaves_each_query_out():
-    from lexprobe.analyses.senses import rank_senses
+    from lexprobe.senses.sense_ranking import rank_senses
 
     database, _ = _toy_corpora()
     table, _ = rank_senses(database, database, k_max=5, min_sense_count=2, same_corpus=True)
@@ -178,9 +178,9 @@ def test_rank_senses_same_corpus_leaves_each_query_out():
 
 def test_bucket_report_writes_tables_curves_and_checks(tmp_path):
     from lexprobe.runs.run_dir import RunDir
-    from lexprobe.analyses.sense_cells import cell_labels
-    from lexprobe.runs.senses import write_bucket_report
-    from lexprobe.analyses.senses import rank_senses
+    from lexprobe.senses.sense_cells import cell_labels
+    from lexprobe.senses.run_senses import write_bucket_report
+    from lexprobe.senses.sense_ranking import rank_senses
 
     database, queries = _toy_corpora()
     table, _ = rank_senses(database, queries, k_max=7, min_sense_count=2, ratio_edges=[0.5])
@@ -291,7 +291,7 @@ def test_bad_input_is_one_line_error(semcor_run, cli, shared_data):
 
 
 def test_limit_queries_is_a_seeded_sample():
-    from lexprobe.analyses.senses import rank_senses
+    from lexprobe.senses.sense_ranking import rank_senses
 
     database, queries = _toy_corpora()
     a, skips = rank_senses(database, queries, k_max=5, min_sense_count=2, limit_queries=2, seed=7)
@@ -304,7 +304,7 @@ def test_limit_queries_is_a_seeded_sample():
 
 
 def test_speed_benchmark_baseline_agrees_with_grouped_ranking(tmp_path):
-    from lexprobe.perf.senses import run_ranking_bench
+    from lexprobe.senses.bench_senses import run_ranking_bench
 
     database, queries = _toy_corpora()
     result = run_ranking_bench(database, queries, label="toy", k_max=7, min_sense_count=2,

@@ -18,7 +18,7 @@ def test_query_offsets_several_relations_and_left_out_pairs(cli, glove_home, sha
 
 def test_sense_cell_check_reports_its_evidence():
     """'every cell beats random: False' says which cells and on how many queries; empty cells are left out."""
-    from lexprobe.analyses.sense_cells import bucket_checks
+    from lexprobe.senses.sense_cells import bucket_checks
 
     def row(cell, queries, p, rp):
         return {"run": "m", "cell": cell, "queries": queries, "p_at_k_mean": p, "random_p_at_k_mean": rp,

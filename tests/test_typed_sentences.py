@@ -68,7 +68,7 @@ def test_typed_sentence_and_cut_table(cli, bank_home):
 
 def test_token_index_provenance_and_reuse(bank_home, tmp_path, bank_corpus, monkeypatch):
     from lexprobe.core.store import read_manifest
-    from lexprobe.runs.senses import token_index_for
+    from lexprobe.senses.run_senses import token_index_for
     from lexprobe.sources.datahome import tree_checksum
 
     home = bank_home

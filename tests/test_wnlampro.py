@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from lexprobe.analyses.wnlampro_build import Builder, assign_splits, table4
-from lexprobe.runs.rare_words import write_dataset
+from lexprobe.rare_words.wnlampro_build import Builder, assign_splits, table4
+from lexprobe.rare_words.run_rare_words import write_dataset
 from lexprobe.sources.datasets.wnlampro import Entry, bucket_of, read_authors_txt, read_dataset, zipf
 from lexprobe.core.errors import InputError
 from lexprobe.core.formatting import render
@@ -22,7 +22,7 @@ def wordnet(tmp_path_factory):
 def builder(wordnet):
     """T = the whole-word tokens of the packaged SPLADE-tiny (bert-base-uncased vocabulary)."""
     from lexprobe.sources.models import load_tokenizer
-    from lexprobe.sources.vector_files import whole_word_tokens
+    from lexprobe.sources.models import whole_word_tokens
 
     words, _ = whole_word_tokens(load_tokenizer("splade-tiny"))
     return Builder(wordnet, words, seed=0)
@@ -42,7 +42,7 @@ def test_antonyms_of_the_most_frequent_sense_only(builder):
 @pytest.mark.parametrize("word, pos", [("general", "a"), ("good", "a"), ("book", "n"), ("lingonberry", "n"),
                                        ("walk", "v"), ("run", "v"), ("greece", "n"), ("nonword", None)])
 def test_one_part_of_speech_per_word_from_sense_counts(wordnet, word, pos):
-    from lexprobe.analyses.wnlampro_build import part_of_speech
+    from lexprobe.rare_words.wnlampro_build import part_of_speech
 
     assert part_of_speech(wordnet, word) == pos
 
@@ -158,7 +158,7 @@ def test_capitalised_lemmas_are_keywords_in_lower_case(builder):
 
 
 def test_table4_beside_the_paper():
-    from lexprobe.analyses.wnlampro_build import table4_against_paper
+    from lexprobe.rare_words.wnlampro_build import table4_against_paper
 
     entries = [Entry(i, "test", f"a{i}", "antonym", ["x"], "a", 0.0) for i in range(82)]  # 82 rare antonyms
     entries += [Entry(100 + i, "test", f"h{i}", "hypernym", ["x"] * 8, "n", 3.0) for i in range(4750)]

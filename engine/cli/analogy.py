@@ -80,7 +80,7 @@ def analogy_cmd(obj: Context, name, words, questions, case_insensitive, skip_unk
     if questions and words:
         raise LexprobeError("give either A ASTAR B or --questions FILE, not both")
     if questions and _four_columns(questions):
-        from ..analyses.analogy_sections import section_accuracy
+        from ..analogies.analogy_sections import section_accuracy
         from ..sources.datasets.google import read_questions
 
         rows = section_accuracy(WordIndex.open(obj.home, name), read_questions(questions), method=method,
@@ -156,7 +156,7 @@ def bench_analogy(obj: Context, words_index, dataset, method, answers, lowercase
     decomposition_means (per relation) with their PNG bar charts, and summary.json.
     """
     from ..kinds.words import WordIndex
-    from ..runs.analogies import run_analogy
+    from ..analogies.run_analogies import run_analogy
     from ..sources.datasets.analogy_sets import usable_relations
 
     words = WordIndex.open(obj.home, words_index)
@@ -172,7 +172,7 @@ def bench_analogy(obj: Context, words_index, dataset, method, answers, lowercase
         click.echo(f"skipped {s['relation']}: {s['reason']} ({s['pairs']})")
     click.echo(f"wrote {out_dir}")
     if compare:
-        from ..perf.analogy import run_analogy_bench
+        from ..analogies.bench_analogy import run_analogy_bench
 
         record = record or str(Path(out_dir) / "benchmark.md")
         bench = run_analogy_bench(obj.home, words_index, relations, sample=sample, faiss_sample=faiss_sample,

@@ -35,7 +35,7 @@ def bench_all(obj: Context, out, data, seed, stages, quick, list_stages) -> None
     Indexes are built under --home once and reused when their manifest matches. A stage whose dataset is
     missing is skipped, saying which `lexprobe data fetch` to run. The total time is printed at the end.
     """
-    from ..runs.main_job import STAGES, Settings, locate_data, run_all, select
+    from ..suite.main_job import STAGES, Settings, locate_data, run_all, select
 
     if list_stages:
         rows = [{"stage": s.name, "paper": s.paper, "datasets": ",".join(s.datasets), "about": s.about}

@@ -35,7 +35,7 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
     similarities from the ones of --shuffles shuffled sets (end words re-assigned without true pairs or zero
     offsets). Rows: relation, n_pairs, ocs, pcs.
     """
-    from ..analyses.offsets import pair_file_ids, score_pairs
+    from ..analogies.offset_consistency import pair_file_ids, score_pairs
     from ..kinds.words import WordIndex
     from ..sources.datasets.analogy_sets import usable_relations
 
@@ -44,7 +44,7 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
     words = WordIndex.open(obj.home, name)
     sets = []  # (label, start ids, end ids)
     if pairs_file:
-        from ..analyses.offsets import read_pair_file
+        from ..analogies.offset_consistency import read_pair_file
 
         rows = keep_known(words, read_pair_file(pairs_file), lambda p: p[:2], skip=skip_unknown, source=pairs_file,
                           label=lambda p: p[2])
@@ -108,14 +108,14 @@ def bench_offsets(obj: Context, words_index, dataset, offsets_name, shuffles, re
     options = dict(offsets_name=offsets_name or _default_offsets_name(words_index, dataset), n_shuffles=shuffles,
                    replicates=replicates, seed=seed, pool_size=pool_size, out=out)
     if compare:
-        from ..perf.offsets import run_offsets_bench
+        from ..analogies.bench_offsets import run_offsets_bench
 
         record = record or str(Path(out) / "benchmark.md")
         bench = run_offsets_bench(obj.home, words_index, dataset, loop_sample=loop_sample, record_path=record,
                                   **options)
         summary = bench["summary"]
     else:
-        from ..runs.analogies import run_table1
+        from ..analogies.run_analogies import run_table1
 
         summary = run_table1(obj.home, words_index, dataset, **options)
     click.echo(render(summary["table1"], "table", ["category", "set", "ocs", "ocs_iqr", "pcs", "pcs_iqr", "sets"]))

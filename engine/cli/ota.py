@@ -9,7 +9,7 @@ import click
 from .root import Context, bench_group, cli, format_option, paper_command
 from .options import NON_NEGATIVE, NON_NEGATIVE_FLOAT, POSITIVE, POSITIVE_FLOAT, SEED
 from ..core.errors import InputError, LexprobeError
-from ..analyses.ota import DEFAULTS as _DEFAULTS
+from ..rare_words.ota import DEFAULTS as _DEFAULTS
 from ..core.formatting import render
 
 
@@ -86,7 +86,7 @@ def ota_cmd(obj: Context, model, into, word_args, more_words, iterations, contex
     surrounding context tokens best matches that of the word's subword tokens (Schick & Schuetze 2020).
     Rows printed: word, tokens (subword count), iterations run, final loss.
     """
-    from ..analyses.ota import insert_ota, word_pieces
+    from ..rare_words.ota import insert_ota, word_pieces
 
     words = read_words(list(word_args) + list(more_words))
     result, summary = insert_ota(obj.home, into, model, words, replace=replace, iterations=iterations,
@@ -113,7 +113,7 @@ def ota_cmd(obj: Context, model, into, word_args, more_words, iterations, contex
               help="Markdown file the result is appended to.")
 def bench_ota(model, n_words, loop_words, iterations, contexts, init, lr, seed, record) -> None:
     """OTA words/s: one batch of many words against one word at a time, same settings and iterations."""
-    from ..perf.ota import run_ota_bench
+    from ..rare_words.bench_ota import run_ota_bench
 
     result = run_ota_bench(model, n_words=n_words, loop_words=loop_words, iterations=iterations, contexts=contexts,
                            init=init, lr=lr, seed=seed, record_path=record)
@@ -153,9 +153,9 @@ def bench_ota_recovery(model, n_words, iterations, contexts, inits, lrs, every, 
     """Single-token recovery (the paper's Figure 1): mean cosine distance of OTA to the true embedding of
     one-token words against iterations, per context variant, init and learning rate; plus how many
     iterations each setting needs for 95% of its final quality and where the early stop would end."""
-    from ..analyses.ota_recovery import REFERENCE, winner
-    from ..perf.common import record as record_md
-    from ..runs.rare_words import run_ota_recovery
+    from ..rare_words.ota_recovery import REFERENCE, winner
+    from ..runs.bench_record import record as record_md
+    from ..rare_words.run_rare_words import run_ota_recovery
 
     variants = [c.strip() for c in contexts.split(",") if c.strip()]
     init_list = [i.strip() for i in inits.split(",") if i.strip()]

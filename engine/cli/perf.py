@@ -23,8 +23,8 @@ from .root import Context, bench_group
 def bench_perf(obj: Context, out, only, data_path, seed, results) -> None:
     """Every speed benchmark, each as a ratio against its named baseline on this machine, in one table."""
     from ..core.formatting import render
-    from ..perf.suite import run_perf
-    from ..runs.main_job import locate_data
+    from ..suite.bench_perf import run_perf
+    from ..suite.main_job import locate_data
 
     data, _ = locate_data(Path(data_path) if data_path else None)
     rows = run_perf(obj.home, out, data, seed=seed, only=[s.strip() for s in only.split(",")] if only else None,

@@ -78,8 +78,8 @@ def bench_scale(obj: Context, corpus_spec, n_sentences, model, block_sentences, 
     """Token encoding on Ray against the local encoder: tokens/s locally and with 1 and 2 Ray workers, the
     per-block overhead, the driver's write and FAISS cost per target, and a projection for a 10M-sentence
     corpus on 8 and 32 nodes."""
-    from ..perf.common import record as record_result
-    from ..scale.bench import run_scale_bench
+    from ..runs.bench_record import record as record_result
+    from ..scale.bench_scale import run_scale_bench
 
     result = run_scale_bench(corpus_spec, n_sentences=n_sentences, model=model, block_sentences=block_sentences,
                              address=ray_address, node_cpus=node_cpus, home=obj.home)

@@ -11,8 +11,8 @@ from .options import K, POSITIVE, SEED
 from .scale import build_engine_options, opened, search_engine_options, shard_groups_option
 from ..core.errors import LexprobeError
 from ..core.formatting import render
-from ..analyses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
-from ..analyses.senses import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES
+from ..senses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
+from ..senses.sense_ranking import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -136,7 +136,7 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
     model, layer and pooling exists under --home, else built. With --engine ray they are built by Ray encoder
     actors and their vectors served by Ray shard actors (the ranking gathers one lemma's candidates at a time);
     the numbers are the same."""
-    from ..runs.senses import SenseRunOptions, run_senses
+    from ..senses.run_senses import SenseRunOptions, run_senses
 
     if compare and all_lemmas:
         raise LexprobeError("--compare times the per-lemma ranking: leave out --all-lemmas")
@@ -149,7 +149,7 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
     settings = [(m, (l,) if l is not None else None) for m in models for l in (layer_list or [None])]
     ray_engine = None
     if engine == "ray":
-        from ..scale.senses import RayEngine
+        from ..scale.sharded_senses import RayEngine
 
         ray_engine = RayEngine(ray_address, workers=workers, block_sentences=block_sentences, groups=shard_groups)
     try:
@@ -162,7 +162,7 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
                        + (f"; not above random: {', '.join(below)}" if below else "") + "); rare senses "
                        f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
         if compare:
-            from ..perf.senses import run_ranking_bench
+            from ..senses.bench_senses import run_ranking_bench
             from ..runs.run_dir import RunDir
 
             database, queries = summary["instances"]

@@ -59,7 +59,7 @@ def bench_serve(obj: Context, name: str, n_requests: int, clients: int, threads:
     import numpy as np
 
     from ..kinds.words import WordIndex
-    from ..perf.common import record as record_bench
+    from ..runs.bench_record import record as record_bench
     from ..serve.app import Running
     from ..serve.load import load_test
 

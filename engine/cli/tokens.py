@@ -101,7 +101,7 @@ def bench_encode(obj: Context, model, layer, layers, pooling, batch_tokens, thre
     """Token-embedding throughput: the batched, length-sorted encoder against one sentence per forward pass
     (the paper's code), on the same model and sentences; and the model GFLOP/s against numpy's matmul."""
     from ..sources.encoder import parse_layers
-    from ..perf.encode import run_encode_bench
+    from ..suite.bench_encode import run_encode_bench
 
     result = run_encode_bench(model, corpus_spec, layers=parse_layers(layer, layers), pooling=pooling,
                               batch_tokens=batch_tokens, threads=threads, n_sentences=n_sentences, seed=seed,

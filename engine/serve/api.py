@@ -16,8 +16,8 @@ from typing import Mapping
 import numpy as np
 
 from ..kinds.analogy_queries import METHODS
-from ..analyses.offsets import score_pairs, unit_offsets
-from ..analyses.probing import MaskedLM, top_predictions
+from ..analogies.offset_consistency import score_pairs, unit_offsets
+from ..rare_words.probing import MaskedLM, top_predictions
 from ..core.errors import LexprobeError
 from ..core.store import Store
 from ..kinds.tokens import TokenIndex

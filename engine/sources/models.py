@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -217,3 +218,31 @@ def model_kind(name: str) -> str:
     if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         return "causal"
     raise LexprobeError(f"{name}: neither a masked nor a causal language model ({config.model_type})")
+
+
+def whole_word_tokens(tokenizer) -> tuple[list[str], list[int]]:
+    """(word, token id) for every vocabulary token that is a whole word on its own.
+
+    WordPiece: not a ``##`` continuation; byte-level BPE (``Ġ``) and SentencePiece (``▁``): tokens that start
+    a word, marker stripped. Special and ``[unused]`` tokens are left out. Ordered by token id.
+    """
+    vocab = tokenizer.get_vocab()
+    special = set(tokenizer.all_special_tokens)
+    starts = [t for t in vocab if t[:1] in ("Ġ", "▁")]
+    marker = None
+    if len(starts) > len(vocab) // 10:
+        marker = "Ġ" if sum(t[0] == "Ġ" for t in starts) >= len(starts) / 2 else "▁"
+    out = []
+    for token, tid in sorted(vocab.items(), key=lambda kv: kv[1]):
+        if token in special or re.fullmatch(r"\[unused\d+\]|<unused\d+>", token):
+            continue
+        if marker is None:
+            if token.startswith("##"):
+                continue
+            word = token
+        else:
+            if not token.startswith(marker) or len(token) == 1:
+                continue
+            word = token[1:]
+        out.append((word, tid))
+    return [w for w, _ in out], [t for _, t in out]

@@ -4,7 +4,7 @@
 An entry is a triple (keyword, relation, targets) with the keyword's frequency bucket: rare < 10, medium 10..99,
 frequent >= 100 occurrences in the Westbury Wikipedia corpus (WWC, ~1e9 tokens). Built datasets use wordfreq's
 Zipf value instead (Zipf = log10 of the count per 1e9 words, so the edges are Zipf 1 and 2); the authors' file
-carries the WWC count. The builder is :mod:`lexprobe.analyses.wnlampro_build`.
+carries the WWC count. The builder is :mod:`lexprobe.rare_words.wnlampro_build`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ pairing consistency (PCS) against shuffled offsets, as array math over word vect
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -23,6 +22,7 @@ import pyarrow as pa
 
 from ..sources.datasets.word_lines import word_lines
 from ..core.errors import InputError, LexprobeError
+from ..core.seeds import rng_for
 from ..kinds.offsets import offset_table
 
 SHUFFLE_BATCH = 4096     # most permutations drawn per rejection-sampling round (the first draws 4 x count)
@@ -44,12 +44,6 @@ class PairSet:
         return len(self.start_ids)
 
 
-def rng_for(seed: int, *keys: int | str) -> np.random.Generator:
-    """An independent generator for (seed, keys...); strings are keyed by their CRC32."""
-    if seed < 0:
-        raise LexprobeError(f"seed must be >= 0, got {seed}")
-    words = [seed] + [zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in keys]
-    return np.random.default_rng(words)
 
 
 def unit_offsets(vectors: np.ndarray, start_ids: np.ndarray, end_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,5 +1,5 @@
 """WNLaMPro (Schick & Schütze, "Rare words", section 5) built from WordNet 3.0: the entries and Table 4 (the run
-layer writes them: :func:`lexprobe.runs.rare_words.write_dataset`; :mod:`lexprobe.sources.datasets.wnlampro` reads
+layer writes them: :func:`lexprobe.rare_words.run_rare_words.write_dataset`; :mod:`lexprobe.sources.datasets.wnlampro` reads
 them back).
 
 An entry is a triple (keyword, relation, targets). Rules, following the paper:
@@ -12,10 +12,10 @@ An entry is a triple (keyword, relation, targets). Rules, following the paper:
   it does not know are kept and count as rare (Zipf 0): requiring a wordfreq value would leave the rare subset
   empty.
 - Buckets by the keyword's Zipf: rare < 1.0 (count < 10), medium 1.0..2.0 (10..99), frequent >= 2.0 (>= 100).
-- T: the model's whole-word vocabulary tokens (``lexprobe.sources.vector_files.whole_word_tokens``); targets are
+- T: the model's whole-word vocabulary tokens (``lexprobe.sources.models.whole_word_tokens``); targets are
   restricted to T. For a causal model T holds the words that are one token in the form the patterns' blanks give
   them (with the leading space after a space, bare after a quote:
-  ``lexprobe.analyses.language_models.target_words``). An entry exists only with its targets in T, so Table 4
+  ``lexprobe.rare_words.language_models.target_words``). An entry exists only with its targets in T, so Table 4
   counts entries after this filter.
 - One part of speech per word: that of its most frequent sense over all parts of speech, by WordNet's sense
   counts (``lemma.count()``; ties, as for untagged words, in WordNet's order: nouns first). The paper's "for
@@ -52,7 +52,7 @@ import numpy as np
 
 from ..core.errors import LexprobeError
 from ..core.progress import bar
-from .offsets import rng_for
+from ..core.seeds import rng_for
 from ..sources.datasets.wnlampro import BUCKETS, FREQUENT_FROM, RELATIONS, Entry, estimated_count, zipf
 
 WORD_RE = re.compile(r"[a-z.-]+")
@@ -239,7 +239,7 @@ def assign_splits(raw: Sequence[tuple[str, str, str, list[str]]], *, freq: Calla
 
 def build_wnlampro(model: str, *, seed: int = 0, n_corruptions: int = 2880, home=None,
                    relations: Sequence[str] = RELATIONS, min_depth: int = MIN_DEPTH) -> list[Entry]:
-    """WNLaMPro for ``model``'s vocabulary (T: :func:`lexprobe.analyses.language_models.target_words`) from
+    """WNLaMPro for ``model``'s vocabulary (T: :func:`lexprobe.rare_words.language_models.target_words`) from
     WordNet 3.0."""
     from ..sources.wordnet import load_wordnet
     from .language_models import target_words

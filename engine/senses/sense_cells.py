@@ -3,7 +3,7 @@
 
 Default cells: l < 500 / l >= 500 x r < 0.25 / r >= 0.25 (the paper's); both edge lists are configurable.
 The counts come from DuckDB over D's token table (the index's memory-mapped shards). Pure computation: the
-run layer (:mod:`lexprobe.runs.senses`) writes the tables and plots.
+run layer (:mod:`lexprobe.senses.run_senses`) writes the tables and plots.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _matrix(column: pa.ChunkedArray) -> np.ndarray:
 
 def summarize_cells(per_query: pa.Table, labels: Sequence[str]) -> tuple[list[dict], dict[str, dict]]:
     """One row per cell (in ``labels`` order) and one for ``all`` queries of a per-query table of
-    :func:`lexprobe.analyses.senses.rank_senses`: ``queries``, ``lemmas``, ``p_at_k_mean`` (the paper's Table-1 number:
+    :func:`lexprobe.senses.sense_ranking.rank_senses`: ``queries``, ``lemmas``, ``p_at_k_mean`` (the paper's Table-1 number:
     the mean over k of mean P@k), ``map`` (mean true AP) and the random baseline's ``random_p_at_k_mean``
     and ``random_map``; and per cell its curves ``{"p_at_k": (K,), "random_p_at_k": (K,)}``."""
     cell = np.asarray(per_query.column("cell").to_pylist(), dtype=object)

@@ -19,7 +19,7 @@ import numpy as np
 from ..sources.datasets.corpora import read_corpus
 from ..sources.datasets.corpus import Corpus
 from ..sources.encoder import TokenEncoder
-from .common import numpy_gflops, record, timed
+from ..runs.bench_record import numpy_gflops, record, timed
 
 
 def one_sentence_at_a_time(encoder: TokenEncoder, sentences: Sequence[Sequence[str]],

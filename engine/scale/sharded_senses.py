@@ -16,7 +16,7 @@ from .search import RemoteRows, ShardedVectors
 
 
 class RayEngine:
-    """What :func:`lexprobe.runs.senses.run_senses` asks of an engine: ``build`` a token index, ``open`` one.
+    """What :func:`lexprobe.senses.run_senses.run_senses` asks of an engine: ``build`` a token index, ``open`` one.
     Close it to stop the actors it started."""
 
     def __init__(self, address: str | None = None, *, workers: int | None = None,

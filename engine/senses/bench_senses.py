@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analyses.senses import DEFAULT_K, Instances, rank_metrics, rank_senses
-from .common import record, timed
+from .sense_ranking import DEFAULT_K, Instances, rank_metrics, rank_senses
+from ..runs.bench_record import record, timed
 
 
 def one_query_at_a_time(database: Instances, queries: Instances, *, k_max: int, match_pos: bool) -> np.ndarray:

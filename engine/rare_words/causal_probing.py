@@ -3,7 +3,7 @@
 A causal model predicts the token after its input, so a cloze can be asked only when the blank ends the text
 (punctuation, quotes and spaces may follow it: they come after the answer and cannot change it). The query is
 the text before the blank; its last position's logits rank the candidates, exactly where a masked model's mask
-position would (:mod:`lexprobe.analyses.probing` does the batching, ranking and scores for both kinds).
+position would (:mod:`lexprobe.rare_words.probing` does the batching, ranking and scores for both kinds).
 
 The form of a target at the blank: byte-level BPE and SentencePiece vocabularies hold "bird" after a space
 (" bird", one token ``Ġbird``) apart from "bird" glued to what precedes it (after an opening quote). The blank
@@ -19,7 +19,7 @@ entry's patterns ("<W> is a", "<W> is an", "<W> is a kind of") and the keywords'
 are computed once: the dev split's 17,035 queries hold 117,654 tokens, their trees 55,533.
 
 The keyword strategies (original, ota, first, last, avg) work as for a masked model: a multi-token keyword's
-tokens shrink to one slot that gets one vector from :mod:`lexprobe.analyses.ota`. One vector per word, taken
+tokens shrink to one slot that gets one vector from :mod:`lexprobe.rare_words.ota`. One vector per word, taken
 from the word as it is tokenized inside a sentence (after a space), whether the keyword opens the pattern or
 not (the paper gives each word one embedding).
 """
@@ -81,7 +81,7 @@ def one_token_ids(tokenizer, words, spaced: bool) -> list[int | None]:
 def blank_vocabulary(tokenizer, forms: set[bool] | None = None) -> dict[str, int]:
     """word -> token id (its spaced form when the patterns use it) for the whole words that are one token in
     every form of ``forms`` (default :func:`blank_forms`): WNLaMPro's target vocabulary T for a causal model."""
-    from ..sources.vector_files import whole_word_tokens
+    from ..sources.models import whole_word_tokens
 
     forms = sorted(blank_forms() if forms is None else forms, reverse=True)  # the spaced form first
     words = sorted({w for w in whole_word_tokens(tokenizer)[0] if w and w == w.strip()})
@@ -92,7 +92,7 @@ def blank_vocabulary(tokenizer, forms: set[bool] | None = None) -> dict[str, int
 class CausalLM(MaskedLM):
     """A causal language model and its tokenizer, answering "which token comes next" in batches.
 
-    It shares :class:`~lexprobe.analyses.probing.MaskedLM`'s machinery (the body runs on the batch, the head only
+    It shares :class:`~lexprobe.rare_words.probing.MaskedLM`'s machinery (the body runs on the batch, the head only
     at one position per row), with the query's last position in place of the mask.
     """
 

@@ -37,7 +37,7 @@ from ..core.cores import usable_cores
 from ..sources.datasets.bats import Relation
 from ..core.errors import LexprobeError
 from ..core.progress import bar
-from .intervals import wilson
+from ..core.intervals import wilson
 from ..kinds.analogy_queries import (DEFAULT_EPS, check_method, combine_score, pairdir_score, partial_score,
                                      topk_rows)
 from ..kinds.words import WordIndex

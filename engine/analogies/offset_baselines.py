@@ -34,8 +34,9 @@ from ..core.errors import LexprobeError
 from ..core.progress import bar
 from ..kinds.offsets import OffsetIndex, offset_table
 from ..kinds.words import WordIndex
-from .offsets import (SHUFFLED, PairSet, constrained_permutations, ocs, offset_scores, pcs_from_units,
-                      relation_sets, rng_for, shuffles, stored_shuffle_units, unit_offsets)
+from ..core.seeds import rng_for
+from .offset_consistency import (SHUFFLED, PairSet, constrained_permutations, ocs, offset_scores, pcs_from_units,
+                      relation_sets, shuffles, stored_shuffle_units, unit_offsets)
 
 KINDS = ("permuted", "mismatched-within", "mismatched-across", "random-start", "random-end", "random-both")
 
@@ -189,7 +190,7 @@ def table1(words: WordIndex, index: OffsetIndex, relations: Sequence[PairSet], p
     """OCS and PCS of every relation and of every random set; reads the offsets index, writes nothing.
 
     Real relations are scored from the index: their true offsets against their ``n_shuffles`` stored shuffles
-    for ``seed`` (append the missing ones first: :func:`~lexprobe.analyses.offsets.missing_shuffles`). A
+    for ``seed`` (append the missing ones first: :func:`~lexprobe.analogies.offset_consistency.missing_shuffles`). A
     permuted set is scored against the same shuffles of its relation, every other random set against its own
     ``n_shuffles`` shuffles; the sets of a (kind, replicate, seed) the index does not hold yet come back as rows
     to append.

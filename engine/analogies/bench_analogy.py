@@ -3,7 +3,7 @@
 
 Three ways to answer in the same run: lexprobe's relation kernel (every question; answers only, as gensim
 gives, and, when the analysis ran first, with the gold ranks too), the batched
-FAISS search (:func:`lexprobe.analyses.analogy.answer_questions`) on a sample, and gensim on a sample of at least 2,000
+FAISS search (:func:`lexprobe.analogies.analogy.answer_questions`) on a sample, and gensim on a sample of at least 2,000
 questions. Answers are compared on gensim's sample. The achieved GFLOP/s are given against numpy's float32
 matrix product on the same machine: real for FAISS (a brute-force product), brute-force-equivalent for the
 relation kernel (it does far fewer operations: one product per relation, then element-wise work).
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analyses.analogy import run_relations
+from .analogy import run_relations
 
 from ..kinds.analogy_queries import answer_questions
 from ..sources.datasets.bats import Relation
 from ..kinds.words import WordIndex
-from .common import numpy_gflops, record, timed
+from ..runs.bench_record import numpy_gflops, record, timed
 
 
 def gensim_vectors(words: WordIndex):

@@ -1,5 +1,5 @@
-"""Language models of either kind for probing: masked (:class:`lexprobe.analyses.probing.MaskedLM`) or causal
-(:class:`lexprobe.analyses.causal_probing.CausalLM`), chosen by what the checkpoint is
+"""Language models of either kind for probing: masked (:class:`lexprobe.rare_words.probing.MaskedLM`) or causal
+(:class:`lexprobe.rare_words.causal_probing.CausalLM`), chosen by what the checkpoint is
 (:func:`lexprobe.sources.models.model_kind`), and the target vocabulary WNLaMPro restricts targets to."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def target_words(model: str) -> list[str]:
     """WNLaMPro's target vocabulary T for the model ``model``: its whole-word tokens for a masked model, the words
     that are one token in the form every blank gives them (:func:`blank_vocabulary`) for a causal one."""
     from ..sources.models import load_tokenizer, model_kind
-    from ..sources.vector_files import whole_word_tokens
+    from ..sources.models import whole_word_tokens
 
     tokenizer = load_tokenizer(model)
     if model_kind(model) == "causal":

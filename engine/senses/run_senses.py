@@ -14,15 +14,15 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..analyses.sense_cells import (DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES, bucket_checks, cell_labels, check_edges,
+from .sense_cells import (DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES, bucket_checks, cell_labels, check_edges,
                                     summarize_runs)
-from ..analyses.senses import (DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES, Instances, rank_senses,
+from .sense_ranking import (DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES, Instances, rank_senses,
                                without_proper_names)
 from ..core.errors import LexprobeError
 from ..core.formatting import markdown_table
-from .plots import line_grid
-from .report import Image, Section, Table
-from .run_dir import RunDir
+from ..runs.plots import line_grid
+from ..runs.report import Image, Section, Table
+from ..runs.run_dir import RunDir
 
 TITLE = "Similarity ranking of sense-annotated tokens (Table 1, Figure 2)"
 
@@ -121,7 +121,7 @@ def run_senses(home: Path, database_spec: str, queries_spec: str, settings: Sequ
     The same spec for both (and the same sentence limit) ranks D against itself, leaving each query out.
     Returns the report's summary plus ``runs`` (label -> per-query table) and ``instances`` (the first
     run's (database, queries) :class:`Instances`, for the speed benchmark).
-    ``engine`` (:class:`lexprobe.scale.senses.RayEngine`) builds the token indexes and serves their vectors
+    ``engine`` (:class:`lexprobe.scale.sharded_senses.RayEngine`) builds the token indexes and serves their vectors
     on Ray instead of this process; the ranking and its numbers are the same.
     """
     from ..kinds.tokens import TokenIndex

@@ -36,7 +36,7 @@ REFERENCE = ("random", "zeros", 1e-3)
 
 def recovery_words(tokenizer, n: int, seed: int, min_len: int = 4) -> tuple[list[str], list[int]]:
     """``n`` whole-word vocabulary tokens of at least ``min_len`` ASCII letters, drawn with ``seed``."""
-    from ..sources.vector_files import whole_word_tokens
+    from ..sources.models import whole_word_tokens
 
     words, ids = whole_word_tokens(tokenizer)
     pool = [(w, t) for w, t in zip(words, ids) if w.isascii() and w.isalpha() and len(w) >= min_len]
@@ -86,7 +86,7 @@ def input_norm_weights(model) -> np.ndarray | None:
 
 
 def stop_iterations(loss_history: np.ndarray, patience: int, tol: float) -> np.ndarray:
-    """Where the early stop of :func:`lexprobe.analyses.ota.optimise` would end each row, from its recorded losses."""
+    """Where the early stop of :func:`lexprobe.rare_words.ota.optimise` would end each row, from its recorded losses."""
     n, total = loss_history.shape
     best, stale = np.full(n, np.inf), np.zeros(n, np.int64)
     stop = np.full(n, total, np.int64)
@@ -102,7 +102,7 @@ def run_recovery(model, tokenizer, *, n_words: int, iterations: int, contexts: S
                  tol: float = 0.01, distance: str = "auto") -> dict:
     """Run the check; returns ``curve`` rows (iteration, contexts, init, lr, mean_cos_distance, read_distance)
     and ``summary`` rows (one per setting), plus the words used. ``distance``: the OTA distance (see
-    :mod:`lexprobe.analyses.ota`)."""
+    :mod:`lexprobe.rare_words.ota`)."""
     if every % WINDOW or iterations % every:
         raise LexprobeError(f"the snapshot step must be a multiple of {WINDOW} and divide the iterations")
     words, token_ids = recovery_words(tokenizer, n_words, seed)

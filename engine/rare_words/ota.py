@@ -112,7 +112,7 @@ def word_pieces(tokenizer, words: Sequence[str]) -> list[list[int]]:
 
 def context_vocabulary(tokenizer) -> np.ndarray:
     """Token ids the random contexts draw from: whole-word vocabulary tokens made of ASCII letters."""
-    from ..sources.vector_files import whole_word_tokens
+    from ..sources.models import whole_word_tokens
 
     words, ids = whole_word_tokens(tokenizer)
     keep = [t for w, t in zip(words, ids) if w.isascii() and w.isalpha()]

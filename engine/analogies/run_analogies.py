@@ -1,8 +1,8 @@
 """The runs of *Analogies minus analogy test* (Fournier, Dunbar, Dupoux 2020): the analogy test with its score
 decomposition, and Table 1 / Figure 5 (OCS and PCS beside the random analogy sets); each written into a run
 folder. ``run analogy`` / ``run offsets`` and the main job's stages call the same runners
-(:func:`run_analogy`, :func:`run_table1`); the analyses they call (:mod:`lexprobe.analyses.analogy`,
-:mod:`~lexprobe.analyses.decomposition`, :mod:`~lexprobe.analyses.offset_baselines`) write nothing.
+(:func:`run_analogy`, :func:`run_table1`); the analyses they call (:mod:`lexprobe.analogies.analogy`,
+:mod:`~lexprobe.analogies.decomposition`, :mod:`~lexprobe.analogies.offset_baselines`) write nothing.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analyses.analogy_test import AnalogyTest, analogy_test
+from .analogy_evaluation import AnalogyTest, analogy_test
 from ..kinds.analogy_queries import DEFAULT_EPS
 from ..core.errors import LexprobeError
 from ..core.store import MANIFEST
 from ..sources.datasets.bats import Coverage, Relation
-from . import plots
-from .index_reuse import ensure_index
-from .report import Image, Section, Table
-from .run_dir import RunDir
+from ..runs import plots
+from ..runs.index_reuse import ensure_index
+from ..runs.report import Image, Section, Table
+from ..runs.run_dir import RunDir
 
 GLOVE = "glove-6b-50d"
 TITLES = {
@@ -47,7 +47,7 @@ def glove_word_index(home: Path) -> dict:
 def plot_decomposition(rows: list[dict], out_dir: str | Path, *, normalized: bool) -> list[Path]:
     """Horizontal bar charts of the decomposition means per relation: Figure 1 (score terms), Figure 8
     (reference), Figure 2 (Delta_sim)."""
-    from ..analyses.decomposition import DELTA, REFERENCE, TERMS
+    from .decomposition import DELTA, REFERENCE, TERMS
 
     labels = [r["relation"] for r in rows]
     kind = "unit vectors" if normalized else "raw vectors"
@@ -73,7 +73,7 @@ def plot_decomposition(rows: list[dict], out_dir: str | Path, *, normalized: boo
 
 @dataclass
 class AnalogyRun:
-    """What :func:`run_analogy` computed (:class:`~lexprobe.analyses.analogy_test.AnalogyTest`) and wrote."""
+    """What :func:`run_analogy` computed (:class:`~lexprobe.analogies.analogy_evaluation.AnalogyTest`) and wrote."""
 
     test: AnalogyTest
     plots: list[Path]
@@ -83,7 +83,7 @@ class AnalogyRun:
 def run_analogy(words, relations: list[Relation], coverage: list[Coverage], out: str | Path, *, dataset: str,
                 method: str = "add", answers: str = "first", restrict_vocab: int | None = None,
                 eps: float = DEFAULT_EPS, honest: bool = True, normalize: bool = False) -> AnalogyRun:
-    """:func:`~lexprobe.analyses.analogy_test.analogy_test`, written to ``out``: coverage (the out-of-vocabulary
+    """:func:`~lexprobe.analogies.analogy_evaluation.analogy_test`, written to ``out``: coverage (the out-of-vocabulary
     report), questions.parquet (one row per question), accuracy_relation / accuracy_category, honest.parquet +
     honest_shares (``honest``), decomposition (per tuple) and decomposition_means (per relation) with their PNG
     bar charts, and summary.json.
@@ -133,16 +133,16 @@ def open_offsets(home: Path, words, dataset: str, offsets_name: str):
 
 def run_table1(home: Path, words_name: str, dataset: str, *, offsets_name: str, n_shuffles: int = 50,
                replicates: int = 10, seed: int = 0, pool_size: int = 10_000, out=None) -> dict:
-    """Table 1 and Figure 5 (:func:`lexprobe.analyses.offset_baselines.table1`), written to ``out``.
+    """Table 1 and Figure 5 (:func:`lexprobe.analogies.offset_baselines.table1`), written to ``out``.
 
     The offsets index is built when missing; the shuffled offsets of the real relations and the random sets
     it does not hold yet for this seed are appended to it (kinds ``shuffled``, ``permuted``, ...). Writes
     table1.{md,parquet}, table1_rule.* (the paper's half-IQR rule per category and random set,
-    :func:`~lexprobe.analyses.offset_baselines.chance_rows`), table1_relations.*, sets.parquet, the Figure 5 PNG
+    :func:`~lexprobe.analogies.offset_baselines.chance_rows`), table1_relations.*, sets.parquet, the Figure 5 PNG
     and summary.json; returns the summary with the tables as lists of rows.
     """
-    from ..analyses.offset_baselines import KINDS, chance_rows, random_pool, scored_relations, table1
-    from ..analyses.offsets import SHUFFLED, missing_shuffles
+    from .offset_baselines import KINDS, chance_rows, random_pool, scored_relations, table1
+    from .offset_consistency import SHUFFLED, missing_shuffles
     from ..kinds.offsets import append_offsets
     from ..kinds.words import WordIndex
     from ..sources.datasets.analogy_sets import dataset_words
@@ -184,7 +184,7 @@ def run_table1(home: Path, words_name: str, dataset: str, *, offsets_name: str, 
 def honest_table(title: str, shares: dict[str, float], n: int, *, gold: str, finding: str) -> Table:
     """What the honest test returns (``shares`` of ``n`` questions, key ``gold`` the gold answer) with Wilson
     95% intervals; the verdict: b is returned most often, its interval above every other share's."""
-    from ..analyses.analogy import share_intervals
+    from .analogy import share_intervals
 
     rows = share_intervals(shares, n)
     by_key = {r["returned"]: r for r in rows}
@@ -201,7 +201,7 @@ def honest_table(title: str, shares: dict[str, float], n: int, *, gold: str, fin
 def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """3CosAdd answers for ``questions`` (m, 3) ids a, a*, b: ``(usual, honest)`` answer ids.
 
-    One exact search for the top 4 with nothing excluded (:func:`lexprobe.analyses.analogy.answer_questions`): the honest
+    One exact search for the top 4 with nothing excluded (:func:`lexprobe.analogies.analogy.answer_questions`): the honest
     answer is the first hit, the usual one (a, a*, b excluded) the first hit that is none of the three inputs.
     """
     from ..kinds.analogy_queries import answer_questions
@@ -282,7 +282,7 @@ def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
 def analogy_stage(run_dir: RunDir, settings) -> Section:
     """3CosAdd over every BATS tuple with the honest test, and the score decomposition (Figures 1, 2, 8) on
     the raw GloVe vectors (:func:`run_analogy`). ``--quick``: the first 12 pairs of each relation."""
-    from ..analyses.decomposition import figure1_claims
+    from .decomposition import figure1_claims
     from ..kinds.words import WordIndex
     from ..sources.datasets.analogy_sets import usable_relations
 

@@ -1,7 +1,7 @@
 """The analogy test of Fournier et al. (section 3) over a dataset's relations, in one call that writes nothing:
 every question's answer and gold rank, accuracy per relation and broad category, what the honest test returns,
 and the decomposition of the analogy score (Figures 1, 2, 8). The run layer writes it
-(:func:`lexprobe.runs.analogies.run_analogy`); notebooks call it directly.
+(:func:`lexprobe.analogies.run_analogies.run_analogy`); notebooks call it directly.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 
 One runner per run, shared by the command line (``lexprobe run ota-recovery``, ``run wnlampro``,
 ``data build-wnlampro``) and the main job's ``ota`` and ``wnlampro`` stages (:func:`ota_stage`,
-:func:`wnlampro_stage`). The computations are in :mod:`lexprobe.analyses.ota_recovery`,
-:mod:`lexprobe.analyses.probing` and :mod:`lexprobe.analyses.wnlampro_build`.
+:func:`wnlampro_stage`). The computations are in :mod:`lexprobe.rare_words.ota_recovery`,
+:mod:`lexprobe.rare_words.probing` and :mod:`lexprobe.rare_words.wnlampro_build`.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
-from ..analyses.ota import DEFAULTS as OTA_DEFAULTS
+from .ota import DEFAULTS as OTA_DEFAULTS
 from ..core.errors import LexprobeError
 from ..core.formatting import markdown_table
 from ..sources.datasets.wnlampro import BUCKETS, DATASET_FILE, Entry, estimated_count, zipf
-from .plots import bar_chart, line_plot
-from .report import Image, Section, Table
-from .run_dir import RunDir
+from ..runs.plots import bar_chart, line_plot
+from ..runs.report import Image, Section, Table
+from ..runs.run_dir import RunDir
 
 OTA_TITLE = "One-token approximation: single-token recovery (Figure 1)"
 WNLAMPRO_TITLE = "WNLaMPro probing by frequency and keyword strategy (Tables 2-4, Figure 2)"
@@ -53,11 +53,11 @@ def run_ota_recovery(model: str, out: str | Path, *, n_words: int, iterations: i
                      lrs: Sequence[float] = (1e-3,), every: int = 50, layers="all",
                      patience: int = OTA_DEFAULTS["patience"], tol: float = OTA_DEFAULTS["tol"],
                      batch_size: int = 256, seed: int = 0, threads: int | None = None) -> dict:
-    """The single-token recovery check (:func:`lexprobe.analyses.ota_recovery.run_recovery`) of ``model`` written
+    """The single-token recovery check (:func:`lexprobe.rare_words.ota_recovery.run_recovery`) of ``model`` written
     into ``out``: ``curve`` and ``summary`` tables (Parquet + markdown), ``words.json`` and ``recovery.png`` (one
     curve per setting, named by its context variant alone when only one init and rate ran). Returns the
     recovery's result plus ``png`` (the plot's path)."""
-    from ..analyses.ota_recovery import run_recovery
+    from .ota_recovery import run_recovery
     from ..sources.models import load_encoder, load_tokenizer
 
     bad = [c for c in contexts if c not in ("static", "random")] + [i for i in inits if i not in ("zeros", "mean")]
@@ -90,7 +90,7 @@ def ota_stage(run_dir: RunDir, settings) -> Section:
     OpenMP threads spinning against each other made it about 10 times slower (measured here: 100 iterations
     of 8 words, 54 s of CPU on two threads, 5 s on one).
     """
-    from ..analyses.ota_recovery import winner
+    from .ota_recovery import winner
 
     n_words, iterations = (8, 200) if settings.quick else (16, 600)
     res = run_ota_recovery("minilm", run_dir.path, n_words=n_words, iterations=iterations,
@@ -125,7 +125,7 @@ def write_dataset(entries: Sequence[Entry], out: str | Path) -> dict[str, Path]:
     ``table4_vs_paper`` (the rebuilt Table 4 beside the paper's, with ratios)."""
     import pyarrow as pa
 
-    from ..analyses.wnlampro_build import table4, table4_against_paper
+    from .wnlampro_build import table4, table4_against_paper
 
     run = RunDir(out)
     rows = [asdict(e) for e in entries]
@@ -146,12 +146,12 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
                  split: str = "all", relations: Sequence[str] = (), limit: int | None = None, cutoff: int = 100,
                  batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0,
                  threads: int | None = None) -> dict:
-    """Probe a WNLaMPro file with ``model`` (:func:`lexprobe.analyses.probing.probe_tables`) and write the run
+    """Probe a WNLaMPro file with ``model`` (:func:`lexprobe.rare_words.probing.probe_tables`) and write the run
     folder ``out``: ``entries.parquet`` (one row per strategy and entry), ``by_bucket`` and ``overall`` (long),
     ``table.md`` (strategies side by side), ``figure2.png``, ``summary.json``. Returns the tables, the summary
     and the side-by-side table as ``markdown``."""
-    from ..analyses.language_models import load_lm
-    from ..analyses.probing import population_of, probe_tables, select
+    from .language_models import load_lm
+    from .probing import population_of, probe_tables, select
     from ..sources.datasets.wnlampro import read_dataset
 
     every = select(read_dataset(dataset), split=split, relations=relations)
@@ -193,8 +193,8 @@ STAGE_STRATEGIES = ("original", "ota", "first", "last", "avg")
 def _stage_model(run_dir: RunDir, settings, model: str) -> dict:
     """One model of the WNLaMPro stage: WNLaMPro built for its vocabulary and probed with every strategy into
     ``<stage>/<model>/``; returns what the stage's tables need."""
-    from ..analyses.probing import bucket_gap, compare_strategies
-    from ..analyses.wnlampro_build import build_wnlampro
+    from .probing import bucket_gap, compare_strategies
+    from .wnlampro_build import build_wnlampro
 
     limit, ota_iterations = STAGE_MODELS[model]["quick" if settings.quick else "full"]
     folder = run_dir.path / model
@@ -215,7 +215,7 @@ def _stage_model(run_dir: RunDir, settings, model: str) -> dict:
 
 def _with_intervals(run: dict, seed: int) -> list[dict]:
     """The by-relation-and-bucket table of one model with a 95% bootstrap interval of each MRR."""
-    from ..analyses.probing import mrr_interval
+    from .probing import mrr_interval
 
     out = []
     for r in run["result"]["by_bucket"]:
@@ -236,7 +236,7 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
     A sample of entries per relation (``STAGE_MODELS``, seeded) and a short OTA keep the stage within minutes; it
     runs on one torch thread like the OTA stage.
     """
-    from ..analyses.wnlampro_build import TABLE4_CAUSES, table4, table4_against_paper
+    from .wnlampro_build import TABLE4_CAUSES, table4, table4_against_paper
 
     runs = [_stage_model(run_dir, settings, model) for model in STAGE_MODELS]
     buckets = ("rare", "medium", "frequent", "all")

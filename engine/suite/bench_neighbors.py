@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from ..kinds.words import WordIndex
-from .analogy import gensim_vectors
-from .common import record, timed
+from ..analogies.bench_analogy import gensim_vectors
+from ..runs.bench_record import record, timed
 
 NEAR_TIE = 1e-6
 

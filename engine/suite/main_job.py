@@ -6,7 +6,7 @@ A stage names the datasets and Python packages it needs and a function ``run(run
 stage whose data or package is missing is skipped with the reason printed and written into its section, so the
 report always has every section. Each stage is timed; the total is printed at the end. Every random choice in a
 stage derives from ``settings.seed``. The stages of each paper live in that paper's run module
-(:mod:`lexprobe.runs.senses`, :mod:`lexprobe.runs.rare_words`).
+(:mod:`lexprobe.senses.run_senses`, :mod:`lexprobe.rare_words.run_rare_words`).
 
 Indexes are built once and reused: :func:`lexprobe.runs.index_reuse.ensure_index` compares the manifest's
 source and settings with what the stage wants and rebuilds only when they differ (or the index fails verification).
@@ -22,11 +22,11 @@ from typing import Callable, Sequence
 
 from ..sources import datahome
 from ..core.errors import LexprobeError
-from .analogies import TITLES as ANALOGY_TITLES, analogy_stage, glove_analogy_stage, offsets_stage
-from .rare_words import OTA_TITLE, WNLAMPRO_TITLE, ota_stage, wnlampro_stage
-from .report import Report, Section, write_report
-from .run_dir import RunDir
-from .senses import TITLE as SENSES_TITLE, senses_stage
+from ..analogies.run_analogies import TITLES as ANALOGY_TITLES, analogy_stage, glove_analogy_stage, offsets_stage
+from ..rare_words.run_rare_words import OTA_TITLE, WNLAMPRO_TITLE, ota_stage, wnlampro_stage
+from ..runs.report import Report, Section, write_report
+from ..runs.run_dir import RunDir
+from ..senses.run_senses import TITLE as SENSES_TITLE, senses_stage
 
 StageFn = Callable[[RunDir, "Settings"], Section]
 

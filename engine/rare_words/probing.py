@@ -13,7 +13,7 @@ Logits are computed only at the mask position: the encoder body runs on the batc
 hidden state go through the MLM head (models whose head is not one module fall back to full logits).
 
 Keyword strategies: ``original`` feeds the keyword's subword tokens. ``ota``, ``first``, ``last``, ``avg`` put
-one vector (from ``lexprobe.analyses.ota``) in the keyword's place through ``inputs_embeds``, for keywords of two or more
+one vector (from ``lexprobe.rare_words.ota``) in the keyword's place through ``inputs_embeds``, for keywords of two or more
 tokens; a one-token keyword is fed as it is by every strategy (the paper replaces multi-token keywords only).
 
 The random baseline is exact: the expected RR, P@3 and P@10 of a model that answers every query with an
@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..core.errors import LexprobeError
-from .offsets import rng_for
+from ..core.seeds import rng_for
 from .patterns import BLANK, RELATIONS, fill_parts, patterns_for
 from ..core.progress import bar
 
@@ -43,8 +43,8 @@ DEFAULT_CUTOFF = 100
 class MaskedLM:
     """A masked language model and its tokenizer, answering "which token fills the mask" in batches."""
 
-    kind = "masked"  # lexprobe.analyses.causal_probing.CausalLM (a subclass) is "causal"; load either kind with
-    # lexprobe.analyses.language_models.load_lm
+    kind = "masked"  # lexprobe.rare_words.causal_probing.CausalLM (a subclass) is "causal"; load either kind with
+    # lexprobe.rare_words.language_models.load_lm
 
     def __init__(self, model, tokenizer):
         import torch
@@ -65,7 +65,7 @@ class MaskedLM:
 
     def whole_words(self) -> dict[str, int]:
         """word -> token id for the vocabulary's whole-word tokens (the candidate targets T)."""
-        from ..sources.vector_files import whole_word_tokens
+        from ..sources.models import whole_word_tokens
 
         words, ids = whole_word_tokens(self.tokenizer)
         return dict(zip(words, ids))
@@ -134,7 +134,7 @@ class Query:
 def make_query(lm: MaskedLM, pattern: str, keyword: str, *, replace: bool) -> Query:
     """Tokenize ``pattern`` filled with ``keyword``; with ``replace`` a multi-token keyword shrinks to one slot
     (its first token's place; the vector is put in later). A causal model's query is the text before the blank
-    (:func:`lexprobe.analyses.causal_probing.make_query`)."""
+    (:func:`lexprobe.rare_words.causal_probing.make_query`)."""
     if lm.kind == "causal":
         return lm.query(pattern, keyword, replace=replace)
     tok = lm.tokenizer
@@ -282,7 +282,7 @@ def random_scores(n_targets: np.ndarray, n_patterns: np.ndarray, vocab_size: int
 
 def keyword_vectors(lm: MaskedLM, words: Sequence[str], strategy: str, *, ota_options: Mapping | None = None,
                     seed: int = 0) -> np.ndarray:
-    """One input-embedding vector per word for ``strategy`` (ota, first, last, avg), from ``lexprobe.analyses.ota``.
+    """One input-embedding vector per word for ``strategy`` (ota, first, last, avg), from ``lexprobe.rare_words.ota``.
 
     A word that is one token inside a sentence (a BPE vocabulary may split only its sentence-initial form, as
     SmolLM2 splits "basketball" but not " basketball") needs no approximation: OTA gives it that token's own
@@ -412,10 +412,10 @@ def compare_strategies(rows: Sequence[dict], first: str, second: str, *,
                        population: Mapping[tuple[str, str], int] | None = None, resamples: int = 2000,
                        seed: int = 0) -> dict:
     """MRR of ``first`` minus MRR of ``second`` over the same entries, with its paired bootstrap 95% interval
-    (:func:`lexprobe.analyses.intervals.paired_bootstrap`; entries resampled within their (relation, bucket)
+    (:func:`lexprobe.core.intervals.paired_bootstrap`; entries resampled within their (relation, bucket)
     cell, cells weighted by ``population`` when the entries are a sample of it): ``difference``, ``low``,
     ``high``, ``entries``."""
-    from .intervals import paired_bootstrap
+    from ..core.intervals import paired_bootstrap
 
     rr = {s: {r["id"]: r for r in rows if r["strategy"] == s} for s in (first, second)}
     ids = sorted(set(rr[first]) & set(rr[second]))
@@ -521,7 +521,7 @@ def gold_rank(lm: MaskedLM, text: str, gold: str) -> tuple[int, float]:
 
 def top_predictions(lm: MaskedLM, text: str, k: int = 10) -> list[dict]:
     """The ``k`` most probable tokens for the one blank (``___`` or ``[MASK]``) of ``text`` (a causal model: the
-    next tokens after the text before the blank, :func:`lexprobe.analyses.causal_probing.top_predictions`)."""
+    next tokens after the text before the blank, :func:`lexprobe.rare_words.causal_probing.top_predictions`)."""
     if lm.kind == "causal":
         return lm.top_predictions(with_blank(lm, text), k)
 

@@ -1,7 +1,7 @@
 """Benchmark: WNLaMPro probing sentences/s, batched against the authors' evaluation: one sentence per forward pass
 with full-vocabulary logits at every position (``model(**enc).logits[0, mask]``, what one writes for one sentence).
 Batched: length-sorted batches with logits only at the mask position; for a causal model the batches are prefix
-trees (:func:`lexprobe.analyses.causal_probing.pack_queries`). Both rank the same targets on the same sentences;
+trees (:func:`lexprobe.rare_words.causal_probing.pack_queries`). Both rank the same targets on the same sentences;
 the ranks must agree."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import os
 
 import numpy as np
 
-from ..analyses.patterns import patterns_for
-from ..analyses.language_models import load_lm
-from ..analyses.probing import MaskedLM, Query, answer, make_query
-from .common import record, timed
+from .patterns import patterns_for
+from .language_models import load_lm
+from .probing import MaskedLM, Query, answer, make_query
+from ..runs.bench_record import record, timed
 
 
 def benchmark_queries(lm: MaskedLM, n: int, *, dataset=None, seed: int = 0) -> tuple[list[Query], list[list[int]]]:
@@ -24,7 +24,7 @@ def benchmark_queries(lm: MaskedLM, n: int, *, dataset=None, seed: int = 0) -> t
     vocab = lm.whole_words()
     if dataset is not None:
         from ..sources.datasets.wnlampro import read_dataset
-        from ..analyses.probing import prepare
+        from .probing import prepare
 
         prep = prepare(read_dataset(dataset), lm)
         pairs = [(e.keyword, e.relation, t) for e, t in zip(prep.entries, prep.target_ids)]
@@ -56,7 +56,7 @@ def run_probing_bench(model: str, *, dataset=None, n_sentences: int, loop_sample
     agree = float((ranks[sample] == ranks_loop).mean())
     rate_batch, rate_loop = len(queries) / t_batch, len(sample) / t_loop
     if lm.kind == "causal":
-        from ..analyses.causal_probing import PACKED_TOKENS, pack_queries
+        from .causal_probing import PACKED_TOKENS, pack_queries
 
         shared = sum(len(t.ids) for t in pack_queries(queries, None, PACKED_TOKENS))
     how = "prefix trees" if lm.kind == "causal" else "length-sorted"

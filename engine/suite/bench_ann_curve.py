@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import vector_index as vindex
-from .common import timed
+from ..runs.bench_record import timed
 
 EF_SEARCH = (16, 32, 64, 128, 256, 512)
 NPROBE = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -134,7 +134,7 @@ def curve_rows(result: dict) -> list[dict]:
 def record_ann_curve(result: dict, record_path: str | None, plot_path: str | None) -> str:
     """Append the points, build times, defaults and load to ``record_path`` and draw the figure."""
     from ..runs.plots import tradeoff_plot
-    from .common import record
+    from ..runs.bench_record import record
 
     k = result["k"]
     notes = [f"{result['queries']} query words (each excluded from its own answers), k={k}, over "

@@ -15,7 +15,7 @@ from typing import Callable
 from ..core.errors import LexprobeError
 from ..core.progress import bar
 from ..runs.run_dir import RunDir
-from .common import record
+from ..runs.bench_record import record
 
 
 @dataclass
@@ -42,7 +42,7 @@ class SuiteRun:
 
 
 def _glove(ctx: SuiteRun) -> str:
-    from ..runs.analogies import glove_word_index
+    from ..analogies.run_analogies import glove_word_index
 
     glove_word_index(ctx.home)
     return "glove"
@@ -55,7 +55,7 @@ def _need(ctx: SuiteRun, name: str) -> Path:
 
 
 def _neighbors(ctx: SuiteRun) -> dict:
-    from .neighbors import run_neighbors_bench
+    from .bench_neighbors import run_neighbors_bench
 
     return run_neighbors_bench(ctx.home, _glove(ctx), n_queries=8192, ks=(10,), seed=ctx.seed,
                                record_path=ctx.record_path("neighbors"))
@@ -64,7 +64,7 @@ def _neighbors(ctx: SuiteRun) -> dict:
 def _analogy(ctx: SuiteRun) -> dict:
     from ..sources.datasets.bats import apply_vocab, read_bats
     from ..kinds.words import WordIndex
-    from .analogy import run_analogy_bench
+    from ..analogies.bench_analogy import run_analogy_bench
 
     name = _glove(ctx)
     relations, _ = apply_vocab(read_bats(str(_need(ctx, "bats"))), WordIndex.open(ctx.home, name).word_to_id)
@@ -73,7 +73,7 @@ def _analogy(ctx: SuiteRun) -> dict:
 
 
 def _offsets(ctx: SuiteRun) -> dict:
-    from .offsets import run_offsets_bench
+    from ..analogies.bench_offsets import run_offsets_bench
 
     result = run_offsets_bench(ctx.home, _glove(ctx), f"bats:{_need(ctx, 'bats')}", offsets_name="glove-bats-offsets",
                                n_shuffles=50, replicates=10, seed=ctx.seed, pool_size=10_000,
@@ -83,15 +83,15 @@ def _offsets(ctx: SuiteRun) -> dict:
 
 
 def _encode(ctx: SuiteRun) -> dict:
-    from .encode import run_encode_bench
+    from .bench_encode import run_encode_bench
 
     return run_encode_bench("minilm", f"wsd:{_need(ctx, 'semcor')}", n_sentences=400, seed=ctx.seed,
                             record_path=ctx.record_path("encode"))
 
 
 def _senses(ctx: SuiteRun) -> dict:
-    from ..runs.senses import SenseRunOptions, run_senses
-    from .senses import run_ranking_bench
+    from ..senses.run_senses import SenseRunOptions, run_senses
+    from ..senses.bench_senses import run_ranking_bench
 
     wsd = _need(ctx, "wsd-eval")
     queries = wsd / "ALL" if (wsd / "ALL").exists() else wsd
@@ -102,14 +102,14 @@ def _senses(ctx: SuiteRun) -> dict:
 
 
 def _ota(ctx: SuiteRun) -> dict:
-    from .ota import run_ota_bench
+    from ..rare_words.bench_ota import run_ota_bench
 
     return run_ota_bench("splade-tiny", n_words=64, loop_words=8, iterations=100, contexts="random", init="mean",
                          lr=3e-3, seed=ctx.seed, record_path=ctx.record_path("ota"))
 
 
 def _probing(ctx: SuiteRun) -> dict:
-    from .probing import run_probing_bench
+    from ..rare_words.bench_probing import run_probing_bench
 
     return run_probing_bench("splade-tiny", n_sentences=1024, loop_sample=128, batch_size=64, seed=ctx.seed,
                              record_path=ctx.record_path("probing"))
@@ -118,14 +118,14 @@ def _probing(ctx: SuiteRun) -> dict:
 def _on_one_thread(run: Callable[[], dict]) -> dict:
     """SmolLM2's benchmarks run on one torch thread, both ways: on this shared 2-core machine two spinning
     OpenMP threads made a 135M-parameter model many times slower (the record says the thread count)."""
-    from ..runs.rare_words import torch_threads
+    from ..rare_words.run_rare_words import torch_threads
 
     with torch_threads(1):
         return run()
 
 
 def _ota_causal(ctx: SuiteRun) -> dict:
-    from .ota import run_ota_bench
+    from ..rare_words.bench_ota import run_ota_bench
 
     return _on_one_thread(lambda: run_ota_bench(
         "smollm2", n_words=32, loop_words=4, iterations=10, contexts="random", init="mean", lr=3e-3, seed=ctx.seed,
@@ -133,7 +133,7 @@ def _ota_causal(ctx: SuiteRun) -> dict:
 
 
 def _probing_causal(ctx: SuiteRun) -> dict:
-    from .probing import run_probing_bench
+    from ..rare_words.bench_probing import run_probing_bench
 
     return _on_one_thread(lambda: run_probing_bench(
         "smollm2", n_sentences=1024, loop_sample=64, batch_size=64, seed=ctx.seed,  # 256/24 swung 9-13x

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import LexprobeError
-from .common import record, timed
+from ..runs.bench_record import record, timed
 
 
 def multi_token_words(tokenizer, n: int, seed: int, pool: int = 30000) -> list[str]:
@@ -16,7 +16,7 @@ def multi_token_words(tokenizer, n: int, seed: int, pool: int = 30000) -> list[s
         from wordfreq import top_n_list
     except ImportError:
         raise LexprobeError("bench ota draws its words from wordfreq (pip install 'lexprobe[wordnet]')") from None
-    from ..analyses.ota import word_pieces
+    from .ota import word_pieces
 
     candidates = [w for w in top_n_list("en", pool) if w.isascii() and w.isalpha()]
     multi = [w for w, p in zip(candidates, word_pieces(tokenizer, candidates)) if len(p) > 1]
@@ -29,7 +29,7 @@ def multi_token_words(tokenizer, n: int, seed: int, pool: int = 30000) -> list[s
 def run_ota_bench(model_name: str, *, n_words: int, loop_words: int, iterations: int, contexts: str, init: str,
                   lr: float, seed: int, record_path: str | None) -> dict:
     from ..sources.models import load_encoder, load_tokenizer
-    from ..analyses.ota import approximate
+    from .ota import approximate
 
     tokenizer, model = load_tokenizer(model_name), load_encoder(model_name)
     words = multi_token_words(tokenizer, n_words, seed)

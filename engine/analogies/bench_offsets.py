@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analyses.offsets import offset_scores, relation_sets, shuffle_rng, shuffles
+from .offset_consistency import offset_scores, relation_sets, shuffle_rng, shuffles
 from ..kinds.offsets import OffsetIndex
 from ..kinds.words import WordIndex
-from ..runs.analogies import run_table1
-from .common import numpy_gflops, record, timed
+from .run_analogies import run_table1
+from ..runs.bench_record import numpy_gflops, record, timed
 
 
 def _rank_auc(pos: list[float], neg: list[float]) -> float:

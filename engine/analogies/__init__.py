@@ -1,0 +1,1 @@
+"""The analogies paper (Fournier, Dunbar, Dupoux): the analogy test with its decomposition, offset concentration and pairing consistency against shuffled offsets, the random baselines; its run and its benchmarks."""

@@ -1,0 +1,1 @@
+"""BERT has uncommon sense (Gessler, Schneider): query-by-example ranking of contextual token embeddings, P@k and MAP by frequency and sense-proportion cells, the random baseline; its run and its benchmark."""

@@ -1,0 +1,1 @@
+"""What runs the papers together: the main job (every paper's run into one report) and the benchmark suite, plus the index kinds' own benchmarks."""
