@@ -2,6 +2,10 @@
 instruction and the portable multiply-add alike; the rounding bound holds; a cut lets through exactly the rows
 that can reach a score floor; limits, padding and the per-query cap."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -68,3 +72,13 @@ def test_rounding_bound_holds_and_cuts_never_drop_a_row_reaching_the_floor():
 
 def test_ir_names_the_instruction_only_when_asked():
     assert "vpdpbusd" in s8.kernel_ir(True) and "vpdpbusd" not in s8.kernel_ir(False)
+
+
+def test_environment_forces_the_portable_kernel():
+    """``LEXPROBE_INT8_PORTABLE=1`` makes a VNNI machine take the portable multiply-add (how the suite tests it)."""
+    code = "from lexprobe.core import int8_scan as s; print(s._has_vnni())"
+    run = lambda value: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                       env={**os.environ, "LEXPROBE_INT8_PORTABLE": value}).stdout.strip()
+    assert run("1") == "False"
+    if os.environ.get("LEXPROBE_INT8_PORTABLE") != "1":
+        assert run("0") == str(s8._has_vnni())

@@ -7,7 +7,8 @@ each query to its own scale, ``q ~ t v`` with ``v`` in -127..127 (signed bytes).
 instruction, four times float32's rate), compares each integer score with its query's integer cut while it is
 still in a register, and writes out only the rows that reach it: no score matrix is ever stored. The kernel is
 LLVM IR compiled for this CPU by llvmlite (numba's own backend: no C compiler needed); without VNNI the same IR
-uses a portable multiply-add, so every machine computes the same integers.
+uses a portable multiply-add, so every machine computes the same integers. ``LEXPROBE_INT8_PORTABLE=1`` in the
+environment (read once per process) forces the portable multiply-add on a VNNI machine too, to test that path.
 
 Bound: ``|q.x - t s v.(u-128)| <= |q - t v| |x| + |t v| |x - s (u-128)|`` (Cauchy-Schwarz on the two
 rounding residuals), with the row residual's maximum kept per row set (:attr:`Int8Rows.residual`). The caller
@@ -17,6 +18,7 @@ turns a score threshold into an integer cut with :func:`integer_cuts`.
 from __future__ import annotations
 
 import ctypes
+import os
 from dataclasses import dataclass
 from functools import cache
 
@@ -133,6 +135,8 @@ def scan(rows: Int8Rows, queries: Int8Queries, cut: np.ndarray, limit: int, cap:
 
 @cache
 def _has_vnni() -> bool:
+    if os.environ.get("LEXPROBE_INT8_PORTABLE") == "1":
+        return False
     import llvmlite.binding as llvm
 
     return "+avx512vnni" in llvm.get_host_cpu_features().flatten().split(",")
