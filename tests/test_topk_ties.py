@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from topk_ties import abs_products, assert_rank_agrees, assert_topk_agrees, dot_error
+from topk_ties import U32, abs_products, assert_rank_agrees, assert_topk_agrees, dot_error, unit_error
 
 # issue 24's case: float64 ranks 3515 above 3511 by 5.4e-8, less than float32 can resolve at 0.75
-ERR = float(dot_error(16, rounded_inputs=True))  # 16-dimensional unit vectors rounded to float32: about 1.1e-6
+ERR = float(dot_error(16, inputs=U32))  # 16-dimensional unit vectors rounded to float32: about 1.1e-6
 
 
 def row(scores: dict, n=8, fill=0.1):
@@ -102,9 +102,20 @@ def test_the_dot_product_bound_holds_for_float32(d):
     X = rng.standard_normal((200, d))
     Y = rng.standard_normal((300, d)) * rng.uniform(0.1, 10, (300, 1))
     exact = X @ Y.T
-    bound = dot_error(d, abs_products(X, Y), rounded_inputs=True)
+    bound = dot_error(d, abs_products(X, Y), inputs=U32)
     X32, Y32 = X.astype(np.float32), Y.astype(np.float32)
     for approx in (X32 @ Y32.T, np.cumsum(X32[:, None, :] * Y32[None, :50, :], axis=2, dtype=np.float32)[..., -1]):
         err = np.abs(approx - exact[:, : approx.shape[1]])
         assert (err <= bound[:, : approx.shape[1]]).all()
         assert err.max() > bound.max() * 1e-4
+
+
+def test_the_bound_holds_for_vectors_normalised_in_float32():
+    rng = np.random.default_rng(5)
+    d = 50
+    raw = (rng.standard_normal((400, d)) * rng.uniform(0.01, 100, (400, 1))).astype(np.float32)
+    exact = raw.astype(np.float64) / np.linalg.norm(raw.astype(np.float64), axis=1, keepdims=True)
+    unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)  # float32 throughout, as the engine's unit_rows
+    assert (np.abs(unit - exact) <= unit_error(d) * np.abs(exact)).all()
+    err = np.abs(unit @ unit.T - exact @ exact.T)
+    assert (err <= dot_error(d, abs_products(exact, exact), inputs=unit_error(d))).all()

@@ -11,7 +11,8 @@ The bounds (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, sect
 float32 vectors accumulated in float32, in any order and with or without fused multiply-adds, has
 ``|fl(x.y) - x.y| <= gamma_d sum |x_i y_i|``; ``sum |x_i y_i| <= |x| |y|`` (1 for unit vectors). When the
 float32 vectors are themselves roundings of the reference's float64 vectors, each product carries two more
-rounding errors: ``gamma_(d+2)``. The float64 reference's own error (``gamma_d`` with ``u = 2**-53``) is added.
+rounding errors (``gamma_(d+2)``); when float32 normalised them, the normalisation's error
+(:func:`unit_error`). The float64 reference's own error (``gamma_d`` with ``u = 2**-53``) is added.
 ``err`` is the bound on |tested score - reference score| of one word, both sides' errors included; two words
 may then swap when their reference scores differ by at most the sum of their two ``err``. The analogy scores
 combine several cosines: :func:`add_error`, :func:`mul_error` and :func:`pairdir_error` carry a cosine's bound
@@ -31,12 +32,20 @@ def gamma(n: int, u: float = U32) -> float:
     return n * u / (1 - n * u)
 
 
-def dot_error(d: int, scale=1.0, *, rounded_inputs: bool = False):
+def dot_error(d: int, scale=1.0, *, inputs: float = 0.0):
     """Bound of |float32 dot product - float64 reference| for d-dimensional vectors: ``scale`` is ``sum |x_i y_i|``
-    or anything above it (``|x| |y|``; an array gives one bound per pair). ``rounded_inputs``: the float32
-    vectors are roundings of the reference's float64 ones (otherwise the reference widens the same float32
-    values)."""
-    return (gamma(d + 2 if rounded_inputs else d) + gamma(d, U64)) * np.asarray(scale, dtype=np.float64)
+    or anything above it (``|x| |y|``; an array gives one bound per pair). ``inputs``: the relative error of each
+    component of the float32 vectors against the reference's: 0 when the reference widens the same float32
+    values, :data:`U32` when they are roundings of its float64 values (``gamma_(d+2)`` in all), :func:`unit_error`
+    when float32 normalised them from the vectors that the reference normalises in float64."""
+    grown = (1 + inputs) ** 2
+    return (gamma(d) * grown + (grown - 1) + gamma(d, U64)) * np.asarray(scale, dtype=np.float64)
+
+
+def unit_error(d: int) -> float:
+    """Relative error of each component of a vector normalised in float32 (``x / |x|``): the sum of d rounded
+    squares (``gamma_(d+1)``), halved by the square root plus its rounding, and the division's rounding."""
+    return gamma(d + 1) / 2 + 2 * U32
 
 
 def abs_products(Q: np.ndarray, V: np.ndarray) -> np.ndarray:
