@@ -136,7 +136,7 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
     model, layer and pooling exists under --home, else built. With --engine ray they are built by Ray encoder
     actors and their vectors served by Ray shard actors (the ranking gathers one lemma's candidates at a time);
     the numbers are the same."""
-    from ..senses.run_senses import SenseRunOptions, run_senses
+    from ..senses.run_senses import SenseRunOptions, run_senses, write_ranking_speed
 
     if compare and all_lemmas:
         raise LexprobeError("--compare times the per-lemma ranking: leave out --all-lemmas")
@@ -162,14 +162,8 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
                        + (f"; not above random: {', '.join(below)}" if below else "") + "); rare senses "
                        f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
         if compare:
-            from ..senses.bench_senses import run_ranking_bench
-            from ..runs.run_dir import RunDir
-
-            database, queries = summary["instances"]
-            bench = run_ranking_bench(database, queries, label=next(iter(summary["runs"])), k_max=k_max,
-                                      min_sense_count=min_sense_count, match_pos=not any_pos,
-                                      record_path=record or None)
-            RunDir(out).write_text("speed.md", bench["markdown"])
+            bench = write_ranking_speed(out, summary, k_max=k_max, min_sense_count=min_sense_count,
+                                        match_pos=not any_pos, record_path=record or None)
             click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: "
                        f"{bench['agree']}); {Path(out) / 'speed.md'}", err=True)
         click.echo(f"wrote {out}")
