@@ -1,4 +1,4 @@
-"""The index kinds: words, tokens and offsets, each a view over a store with its own schema and queries."""
+"""The index kinds: words, tokens, contexts and offsets, each a view over a store with its own schema and queries."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ def open_index(name: str | os.PathLike, home: str | os.PathLike | None = None):
         from .words import WordIndex as view
     elif store.kind == "tokens":
         from .tokens import TokenIndex as view
+    elif store.kind == "contexts":  # AM (issue 26)
+        from .contexts import ContextIndex as view
     else:
         from .offsets import OffsetIndex as view
     return view.open(home, store.name)

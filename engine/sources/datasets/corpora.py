@@ -4,6 +4,8 @@
   evaluation sets; PATH is a folder holding one ``*.data.xml`` or the ``.data.xml`` file itself.
 - ``streusle:PATH``  STREUSLE CoNLL-U-Lex or ``.vis`` files, or a folder of them (:mod:`lexprobe.sources.datasets.streusle`).
 - ``jsonl:PATH``     the documented JSONL format for users' own corpora (:mod:`lexprobe.sources.datasets.jsonl_corpus`).
+- ``text:PATH``      plain running text, one sentence a line, maybe compressed; sentences only, no targets
+  (:mod:`lexprobe.sources.datasets.plain_text`; for the contexts index).
 
 Every reader returns the common tables of :mod:`lexprobe.sources.datasets.corpus`.
 """
@@ -16,10 +18,11 @@ from ...core.errors import LexprobeError
 from ..datahome import named_spec, tree_checksum
 from .corpus import Corpus
 from .jsonl_corpus import read_jsonl_corpus
+from .plain_text import read_plain_text  # AM (issue 26): the text kind
 from .streusle import read_streusle
 from .wsd import read_wsd
 
-KINDS = ("wsd", "streusle", "jsonl")
+KINDS = ("wsd", "streusle", "jsonl", "text")
 
 
 def parse_spec(spec: str) -> tuple[str, Path]:
@@ -49,5 +52,5 @@ def provenance(spec: str) -> dict:
 def read_corpus(spec: str) -> Corpus:
     """Read a corpus named by ``KIND:PATH`` into the common tables."""
     kind, path = parse_spec(spec)
-    reader = {"wsd": read_wsd, "streusle": read_streusle, "jsonl": read_jsonl_corpus}[kind]
+    reader = {"wsd": read_wsd, "streusle": read_streusle, "jsonl": read_jsonl_corpus, "text": read_plain_text}[kind]
     return reader(path)
