@@ -183,7 +183,7 @@ def stray_temp(home: Path, name: str) -> list[Path]:
 def fingerprint(home: Path, name: str) -> tuple:
     """What a version of an index is, byte for byte: (kind, count, tombstones, shard CRCs, side-file CRCs),
     after full verification (checksums on open, FAISS size against the shards)."""
-    from lexprobe.cli.indexes import verify_store
+    from lexprobe.cli.index import verify_store
     from lexprobe.core.store import open_index
 
     store = open_index(home, name)

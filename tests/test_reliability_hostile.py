@@ -163,7 +163,7 @@ def w2v_binary(words, matrix) -> bytes:
 def _build(root: Path, path: Path, fmt: str, vocab: Path | None = None):
     """Build a words index from ``path``; on success it verifies and holds only finite vectors, on failure
     nothing (no index, no temporary folder) is left under the home."""
-    from lexprobe.cli.indexes import verify_store
+    from lexprobe.cli.index import verify_store
     from lexprobe.core.store import open_index
     from lexprobe.core.vector_index import MIN_NORM
     from lexprobe.kinds.words import WordIndex, build_word_index

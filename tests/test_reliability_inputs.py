@@ -200,7 +200,7 @@ def test_zero_and_tiny_vectors_have_no_neighbours(cli, home):
 
 
 def test_a_word_is_a_word_even_when_a_file_has_its_name(tmp_path, monkeypatch):
-    from lexprobe.cli.ota import read_words
+    from lexprobe.cli.insert import read_words
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "kumquat").write_text("persimmon\n")

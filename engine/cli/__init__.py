@@ -3,7 +3,7 @@
 :mod:`.root` holds the groups and the error handling; each other module adds one family of commands.
 """
 
-from . import am, analogy, indexes, main_job, offsets, ota, perf, scale, senses, serve, sql, tokens, wnlampro, words  # noqa: F401  (each registers its commands)
+from . import am, bench, data, index, insert, offsets, perf, query, run, scale, serve, sql, tokens, wnlampro  # noqa: F401  (each registers its commands)
 from .root import cli, main
 
 __all__ = ["cli", "main"]

@@ -30,7 +30,7 @@ def index_contexts(obj: Context, corpora, name, word_args, window, cap, seed, ke
     """Collect every word's context windows (+-WINDOW words in its sentence, at most CAP distinct ones a word)
     into a contexts index, the input of Attentive Mimicking (lexprobe am train)."""
     from ..kinds.contexts import build_contexts_index
-    from .ota import read_words
+    from .insert import read_words
 
     words = read_words(word_args) if word_args else None
     s = build_contexts_index(name, corpora, home=obj.home, words=words, window=window, cap=cap, seed=seed,

@@ -10,7 +10,7 @@ from .root import Context, format_option, keep_known, paper_command, query_group
 from .options import SEED
 from ..core.errors import LexprobeError
 from ..core.formatting import render
-from .analogy import DATASET_HELP, _default_offsets_name
+from .query import DATASET_HELP, _default_offsets_name
 
 
 @query_group.command("offsets")
