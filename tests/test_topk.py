@@ -9,12 +9,14 @@ import pytest
 from lexprobe.core import int8_scan, topk
 from lexprobe.core import vector_index as vindex
 from lexprobe.kinds.words import WordIndex
+from topk_ties import abs_products, assert_topk_agrees, dot_error
 
 N = 40_000  # above the kernel's small-problem cut (32,768 rows), so the pruned path runs
 
 
 def brute(Q, V, k, exclude=None, limit=None):
-    """(scores, ids) by a full float64 sort: score descending, then id."""
+    """(scores, ids) by a full float64 sort: score descending, then id; and every score ``S`` (-inf where not
+    allowed) with its float32 rounding bound ``E`` (tests/topk_ties.py)."""
     n = len(V) if limit is None else min(limit, len(V))
     S = Q.astype(np.float64) @ V[:n].astype(np.float64).T
     D = np.full((len(Q), k), -np.inf)
@@ -24,19 +26,19 @@ def brute(Q, V, k, exclude=None, limit=None):
         if exclude is not None:
             ex = np.asarray(exclude[r])
             allowed[ex[(ex >= 0) & (ex < n)]] = False
+        S[r, ~allowed] = -np.inf
         cols = np.flatnonzero(allowed)
         order = cols[np.lexsort((cols, -S[r, cols]))][:k]
         D[r, : len(order)], I[r, : len(order)] = S[r, order], order
-    return D, I
+    return D, I, S, dot_error(Q.shape[1], abs_products(Q, V[:n]))
 
 
-def assert_same(D, I, Dr, Ir, atol=2e-6):
-    """Same scores to float rounding and the same ids, except where two scores lie within rounding."""
+def assert_same(D, I, Dr, Ir, S, E, atol=2e-6):
+    """Same scores to float rounding and the same ids, except for swaps and a cut between words whose reference
+    scores lie within float32 rounding of each other (tests/topk_ties.py)."""
     np.testing.assert_array_equal(I >= 0, Ir >= 0)
     np.testing.assert_allclose(D[I >= 0], Dr[Ir >= 0], atol=atol)
-    for r, c in zip(*np.nonzero(I != Ir)):  # a swap is allowed only between scores a rounding apart
-        neighbours = Dr[r, max(c - 1, 0):c + 2]
-        assert (np.abs(neighbours - Dr[r, c]) < atol).sum() > 1, f"row {r} col {c}: {I[r, c]} != {Ir[r, c]}"
+    assert_topk_agrees(I, S, E, scores=D)
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +83,10 @@ def test_ties_are_broken_by_id_across_the_cut():
     for k in (1, 7, 299, 400):
         for rows in (q, q[:1]):
             D, I = topk.TopK(V).search(rows, k)
-            Dr, Ir = brute(rows, V, k)
-            np.testing.assert_array_equal(I, Ir)
+            assert_same(D, I, *brute(rows, V, k))
+            for r in range(len(rows)):  # equal rows score equal in float32 too: the twins come in id order
+                tw = I[r][np.isin(I[r], twins)]
+                assert tw.tolist() == np.sort(twins)[: len(tw)].tolist(), (k, r)
             np.testing.assert_array_equal(I[0, : min(k, 300)], np.sort(twins)[: min(k, 300)])
 
 
@@ -98,8 +102,7 @@ def test_zero_vectors_score_zero_in_id_order():
     # a query whose best scores are negative still meets the zero rows in id order
     q = -np.ones((8, 8), np.float32) + np.eye(8, dtype=np.float32) * 0.01
     D, I = topk.TopK(V).search(q, 200)
-    Dr, Ir = brute(q, V, 200)
-    assert_same(D, I, Dr, Ir)
+    assert_same(D, I, *brute(q, V, 200))
 
 
 def test_k_above_the_candidates_and_restriction_to_a_prefix(data):
@@ -117,8 +120,7 @@ def test_ids_map_rows_and_must_ascend(data):
     V, Q = data
     ids = np.arange(N) * 3 + 7
     D, I = topk.TopK(V, ids).search(Q[:10], 5)
-    Dr, Ir = brute(Q[:10], V, 5)
-    assert_same(D, (I - 7) // 3, Dr, Ir)
+    assert_same(D, (I - 7) // 3, *brute(Q[:10], V, 5))
     with pytest.raises(ValueError):
         topk.TopK(V[:3], np.array([2, 1, 0]))
 
@@ -141,12 +143,12 @@ def test_vector_index_search_uses_the_kernel_with_id_restriction():
     subset = np.sort(rng.choice(N, 5000, replace=False))
     q = unit[subset[:8]]
     D, I = vi.search(q, 10, restrict=subset, exclude=subset[:8, None])
-    Dr, Ir = brute(q, unit[subset], 10, exclude=np.arange(8)[:, None])
-    assert_same(D, I, Dr, np.where(Ir >= 0, subset[np.maximum(Ir, 0)], -1))
+    pos = np.where(np.isin(I, subset), np.searchsorted(subset, I), len(subset))  # an id outside: past the subset
+    assert_same(D, np.where(I >= 0, pos, -1), *brute(q, unit[subset], 10, exclude=np.arange(8)[:, None]))
 
 
 def test_word_index_neighbors_batch_as_arrow(glove_home):
-    index = WordIndex.open(glove_home, "glove")
+    index = WordIndex.open("glove", home=glove_home)
     table = index.neighbors(["king", "paris", "king"], k=5)
     assert isinstance(table, pa.Table) and table.column_names == ["query", "rank", "word", "score"]
     assert table.num_rows == 15 and table.column("rank").to_pylist()[:5] == [1, 2, 3, 4, 5]
@@ -156,8 +158,11 @@ def test_word_index_neighbors_batch_as_arrow(glove_home):
     assert "queen" in one.column("word").to_pylist()
     unit = index.unit
     q = index.ids(["paris"])[0]
-    Dr, Ir = brute(unit[q][None], unit, 5, exclude=[[q]])
-    assert table.column("word").to_pylist()[5:10] == [index.words[j] for j in Ir[0]]
+    Dr, _, S, E = brute(unit[q][None], unit, 5, exclude=[[q]])
+    assert_topk_agrees(index.ids(table.column("word").to_pylist()[5:10]), S[0], E[0],
+                       scores=table.column("score").to_numpy()[5:10])
     np.testing.assert_allclose(table.column("score").to_numpy()[5:10], Dr[0], atol=2e-6)
-    assert index.neighbors("king", k=3, restrict_vocab=1000).column("word").to_pylist() == \
-        [index.words[j] for j in brute(unit[index.ids(["king"])], unit, 3, [[index.ids(["king"])[0]]], 1000)[1][0]]
+    king = index.ids(["king"])[0]
+    _, _, S, E = brute(unit[[king]], unit, 3, [[king]], 1000)
+    assert_topk_agrees(index.ids(index.neighbors("king", k=3, restrict_vocab=1000).column("word").to_pylist()), S[0],
+                       E[0])
