@@ -9,7 +9,10 @@ The public API (what notebooks use; the CLI and the main job are built on the sa
     >>> glove.most_similar("king", topn=3)[0][0]
     'prince'
 
-Names are loaded on first use, so ``import lexprobe`` stays fast (no torch, FAISS or Arrow until needed).
+Every public name follows one convention (CONTRIBUTING.md, "API convention"): the index name first and
+``home=None`` as a keyword, ``k`` for top-k, ``exclude_inputs`` for leaving a query's own words out, results as
+Arrow tables or result dataclasses with ``to_arrow()``/``to_pandas()``. Names are loaded on first use, so
+``import lexprobe`` stays fast (no torch, FAISS or Arrow until needed).
 """
 
 from __future__ import annotations

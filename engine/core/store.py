@@ -38,6 +38,7 @@ from typing import Any, ClassVar, Iterator
 import numpy as np
 import pyarrow as pa
 
+from .conventions import old_order
 from .errors import CorruptIndexError, LexprobeError, LockedError
 
 SCHEMA_VERSION = 1
@@ -67,6 +68,11 @@ def default_home() -> Path:
             return folder / "indexes"
     data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return (data / "lexprobe" / "indexes").resolve()
+
+
+def home_path(home: str | os.PathLike | None) -> Path:
+    """``home`` as a path; None is :func:`default_home` (the public API's ``home=None``)."""
+    return default_home() if home is None else Path(home)
 
 
 def check_name(name: str) -> str:
@@ -558,8 +564,14 @@ class IndexView:
     kind: ClassVar[str] = ""
 
     @classmethod
-    def open(cls, home: str | os.PathLike, name: str):
-        return cls(open_index(Path(home), name, kind=cls.kind))
+    @old_order("home", "name")
+    def open(cls, name: str, *, home: str | os.PathLike | None = None):
+        """Open index ``name`` of this kind from ``home`` (None: :func:`default_home`), verified."""
+        return cls._from_store(open_index(home_path(home), name, kind=cls.kind))
+
+    @classmethod
+    def _from_store(cls, store: Store):
+        return cls(store)
 
     @property
     def name(self) -> str:

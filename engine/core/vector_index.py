@@ -14,14 +14,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Sequence
 
 import faiss
 import numpy as np
 
 from .errors import CorruptIndexError, LexprobeError
-from .store import IndexView, column_matrix, open_index
+from .store import IndexView, column_matrix
 from .topk import TopK
 
 INDEX_TYPES = ("flat", "hnsw", "ivf")
@@ -322,8 +321,7 @@ class SearchableView(IndexView):
     vectors: VectorIndex
 
     @classmethod
-    def open(cls, home, name: str):
-        store = open_index(Path(home), name, kind=cls.kind)
+    def _from_store(cls, store):
         return cls(store, load_for(store))
 
     def _repr_detail(self) -> str:

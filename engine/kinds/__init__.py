@@ -5,18 +5,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..core.store import MANIFEST, default_home, open_index as open_store
+from ..core.conventions import old_order
+from ..core.store import MANIFEST, home_path, open_index as open_store
 
 
-def open_index(name: str | os.PathLike, home: str | os.PathLike | None = None):
-    """Open index ``name`` as its kind's view (:class:`~.words.WordIndex`, :class:`~.tokens.TokenIndex` or
-    :class:`~.offsets.OffsetIndex`), verified. ``home`` defaults to the CLI's (``$LEXPROBE_HOME``, the checkout's
-    ``indexes/``, or the per-user folder); ``name`` may also be the path of an index folder.
+@old_order("name", "home")
+def open_index(name: str | os.PathLike, *, home: str | os.PathLike | None = None):
+    """Open index ``name`` as its kind's view (:class:`~.words.WordIndex`, :class:`~.tokens.TokenIndex`,
+    :class:`~.contexts.ContextIndex` or :class:`~.offsets.OffsetIndex`), verified. ``home`` defaults to the CLI's
+    (``$LEXPROBE_HOME``, the checkout's ``indexes/``, or the per-user folder); ``name`` may also be the path of an
+    index folder.
     """
     path = Path(name)
     if home is None and (path.parent != Path(".") or (path / MANIFEST).exists()):
         home, name = path.parent, path.name
-    home = Path(home) if home is not None else default_home()
+    home = home_path(home)
     store = open_store(home, str(name))
     if store.kind == "words":
         from .words import WordIndex as view
@@ -26,4 +29,4 @@ def open_index(name: str | os.PathLike, home: str | os.PathLike | None = None):
         from .contexts import ContextIndex as view
     else:
         from .offsets import OffsetIndex as view
-    return view.open(home, store.name)
+    return view.open(store.name, home=home)

@@ -6,8 +6,11 @@ from cosines on unit vectors, top-k with the inputs excluded (or not: the honest
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
+from ..core.conventions import renamed
 from ..core.errors import LexprobeError
 from ..core.topk import topk_rows  # shared with the nearest-neighbour kernel: ties in column order, also across the cut
 
@@ -53,19 +56,21 @@ def excluded_cells(V: int, excl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows[keep], cols[keep]
 
 
+@renamed(honest=("exclude_inputs", operator.not_))
 def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *, method: str = "add",
-                     k: int = 1, honest: bool = False, restrict_vocab: int | None = None,
+                     k: int = 1, exclude_inputs: bool = True, restrict_vocab: int | None = None,
                      eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
     """Top-k answers ``(D, I)`` to arbitrary questions a:a*::b:? given as word-id arrays of ``words`` (a
     :class:`~.words.WordIndex`; not imported here, so the words kind can use this module without a loop).
 
     ``add`` is one batched FAISS search of the queries ``b - a + a*`` (unit vectors, normalised) with a, a*, b
-    excluded per query; ``mul`` and ``pairdir`` are blocked scans: per block of questions one matrix product
-    with the block's words, then element-wise scores, masking and top-k.
+    excluded per query (unless ``exclude_inputs=False``: the honest test); ``mul`` and ``pairdir`` are blocked
+    scans: per block of questions one matrix product with the block's words, then element-wise scores, masking
+    and top-k.
     """
     check_method(method)
     a, a_star, b = (np.asarray(x, dtype=np.int64) for x in (a, a_star, b))
-    exclude = None if honest else np.stack([a, a_star, b], axis=1)
+    exclude = np.stack([a, a_star, b], axis=1) if exclude_inputs else None
     if method == "add":
         q = words.unit_of(b) - words.unit_of(a) + words.unit_of(a_star)
         q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)

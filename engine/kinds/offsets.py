@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core import vector_index as vindex
+from ..core.conventions import Result
 from ..sources.datasets.analogy_sets import usable_relations
 from ..core.errors import LexprobeError
 from ..core.store import IndexView, StoreWriter, check_new_index, column_matrix, vector_array, vector_type, write_lock
@@ -91,7 +92,7 @@ def build_offset_index(home: Path, name: str, words_index: str, dataset_spec: st
     index ``name`` is replaced only with ``replace``, and never the words index read.
     """
     check_new_index(home, name, replace=replace, reads=(words_index,))
-    words = WordIndex.open(home, words_index)
+    words = WordIndex.open(words_index, home=home)
     relations, coverage = usable_relations(words, dataset_spec, answers=answers, lowercase=lowercase)
     rel_col, cat_col, starts, ends = [], [], [], []
     for rel in relations:
@@ -131,7 +132,7 @@ def append_offsets(home: Path, name: str, table: pa.Table) -> dict:
     renumbered to continue the index's row ids.
     """
     with write_lock(home, name):
-        store = OffsetIndex.open(home, name).store
+        store = OffsetIndex.open(name, home=home).store
         if len(table) == 0:
             return {"name": name, "appended": 0, "rows": store.count}
         missing = [c for c in _COLUMNS if c not in table.column_names]
@@ -155,7 +156,7 @@ def append_offsets(home: Path, name: str, table: pa.Table) -> dict:
 
 
 @dataclass
-class OffsetRows:
+class OffsetRows(Result):
     """Selected rows of an offsets index as numpy arrays (strings as object arrays), in row-id order."""
 
     id: np.ndarray
@@ -174,6 +175,13 @@ class OffsetRows:
 
     def __len__(self) -> int:
         return len(self.id)
+
+    def to_arrow(self) -> pa.Table:
+        """The rows as the index holds them (:func:`offset_schema`)."""
+        return offset_table(relation=self.relation, category=self.category, start=self.start, end=self.end,
+                            start_id=self.start_id, end_id=self.end_id, offset=self.offset, kind=self.kind,
+                            replicate=self.replicate, seed=self.seed, ids=self.id)
+
 
 class OffsetIndex(IndexView):
     """An open offsets index."""

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core import vector_index as vindex
+from ..core.conventions import old_order
 from ..sources.datasets.corpora import provenance, read_corpus
 from ..sources.datasets.corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, Corpus
 from ..sources.encoder import DEFAULT_BATCH_TOKENS, EncodeStats, TokenEncoder
@@ -41,7 +42,8 @@ from ..sources.typed_text import split_words
 from ..core.errors import CorruptIndexError, LexprobeError
 from ..sources.models import DEFAULT_ENCODER
 from ..core.progress import bar
-from ..core.store import DEFAULT_SHARD_ROWS, StoreWriter, check_new_index, vector_array, vector_type, write_lock
+from ..core.store import (DEFAULT_SHARD_ROWS, StoreWriter, check_new_index, home_path, vector_array, vector_type,
+                          write_lock)
 
 KIND = "tokens"
 FAISS_FILE = "faiss.index"
@@ -89,14 +91,16 @@ def encode_corpus(encoder: TokenEncoder, corpus: Corpus, *, desc: str = "encode"
     return vectors[back], ok[back], stats
 
 
-def build_token_index(home: Path, name: str, model: str = DEFAULT_ENCODER, corpus_spec: str = "", *,
-                      layers: Sequence[int] | None = None, pooling: str = "mean",
+@old_order("home", "name", "model", "corpus_spec")
+def build_token_index(name: str, model: str = DEFAULT_ENCODER, corpus_spec: str = "", *,
+                      home: str | Path | None = None, layers: Sequence[int] | None = None, pooling: str = "mean",
                       batch_tokens: int = DEFAULT_BATCH_TOKENS, max_sentences: int | None = None,
                       threads: int | None = None, params: vindex.IndexParams | None = None,
                       shard_rows: int = DEFAULT_SHARD_ROWS, seed: int = 0, replace: bool = False) -> dict:
     """Read ``corpus_spec`` (``KIND:PATH``), embed its targets with ``model`` and write token index ``name``
     atomically (an existing one only with ``replace``). Returns a summary: counts, counted skips, encoder
     statistics, seconds."""
+    home = home_path(home)
     check_new_index(home, name, replace=replace)
     params = params or vindex.IndexParams()
     if params.index_type not in vindex.INDEX_TYPES:
@@ -238,8 +242,8 @@ class TokenIndex(vindex.SearchableView):
         >>> _ = corpus.write_text("\\n".join(json.dumps({"text": t, "targets": [{"position": p, "sense": s}]})
         ...     for t, p, s in [("we sat on the river bank", 5, "slope"), ("the bank lent us money", 1, "money"),
         ...                     ("she rowed to the bank of the lake", 4, "slope")]))
-        >>> _ = build_token_index(home, "bank", "minilm", f"jsonl:{corpus}")
-        >>> index = lexprobe.open_index("bank", home)
+        >>> _ = build_token_index("bank", "minilm", f"jsonl:{corpus}", home=home)
+        >>> index = lexprobe.open_index("bank", home=home)
         >>> index
         <TokenIndex bank: 3 tokens x 384, model minilm>
         >>> index.query("they fished from the bank of the stream", "bank", k=2).column("sense").to_pylist()

@@ -5,6 +5,7 @@ new shard and added to FAISS in one atomic step; a replaced word's old row is to
 
 from __future__ import annotations
 
+import operator
 import time
 from functools import cached_property
 from pathlib import Path
@@ -14,9 +15,11 @@ import numpy as np
 import pyarrow as pa
 
 from ..core import vector_index as vindex
+from ..core.conventions import old_order, renamed
 from ..core.errors import LexprobeError
 from ..core.progress import bar
-from ..core.store import DEFAULT_SHARD_ROWS, StoreWriter, check_new_index, vector_array, vector_type, write_lock
+from ..core.store import (DEFAULT_SHARD_ROWS, StoreWriter, check_new_index, home_path, vector_array, vector_type,
+                          write_lock)
 from ..sources.vector_files import first_overflowing_row, read_vectors
 
 KIND = "words"
@@ -48,12 +51,14 @@ def _rows_table(dim: int, ids: np.ndarray, words: Sequence[str], matrix: np.ndar
     }, schema=word_schema(dim))
 
 
-def build_word_index(home: Path, name: str, spec: str, *, fmt: str = "auto", vocab: str | None = None,
-                     limit: int | None = None, lowercase: bool = False,
+@old_order("home", "name", "spec")
+def build_word_index(name: str, spec: str, *, home: str | Path | None = None, fmt: str = "auto",
+                     vocab: str | None = None, limit: int | None = None, lowercase: bool = False,
                      params: vindex.IndexParams | None = None, shard_rows: int = DEFAULT_SHARD_ROWS,
                      seed: int = 0, replace: bool = False) -> dict:
     """Read vectors from ``spec``, write the words index ``name`` atomically; returns a summary. An existing
     index ``name`` is replaced only with ``replace``."""
+    home = home_path(home)
     check_new_index(home, name, replace=replace)
     params = params or vindex.IndexParams()
     if params.index_type not in vindex.INDEX_TYPES:
@@ -153,19 +158,20 @@ class WordIndex(vindex.SearchableView):
             out.append(f"{w!r} (try {s!r})" if s else repr(w))
         return ", ".join(out)
 
-    def neighbors(self, words: str | Iterable[str], k: int = 10, *, include_self: bool = False,
+    @renamed(include_self=("exclude_inputs", operator.not_))
+    def neighbors(self, words: str | Iterable[str], k: int = 10, *, exclude_inputs: bool = True,
                   restrict_vocab: int | None = None) -> pa.Table:
         """Nearest words by cosine for a batch of words (a str is one word): an Arrow table ``query, rank,
         word, score``, k rows per query in rank order (fewer when fewer words are allowed). The query word
-        itself is excluded unless ``include_self``; ``restrict_vocab``: only the N most frequent words. Exact for a
-        flat index (:mod:`lexprobe.core.topk`: ties by id), one batched search for all the words.
+        itself is excluded unless ``exclude_inputs=False``; ``restrict_vocab``: only the N most frequent words.
+        Exact for a flat index (:mod:`lexprobe.core.topk`: ties by id), one batched search for all the words.
 
         >>> lexprobe.open_index("glove").neighbors("king", k=2).column("word").to_pylist()
         ['prince', 'queen']
         """
         words = self._words_arg(words, "neighbors")
         ids = self.ids(words)
-        exclude = None if include_self else ids[:, None]
+        exclude = ids[:, None] if exclude_inputs else None
         unit = self.unit_of(ids)
         zero = ~unit.any(axis=1)
         if zero.any():
@@ -209,26 +215,28 @@ class WordIndex(vindex.SearchableView):
         u = self.unit_of(self.ids([w1, w2]))
         return float(u[0] @ u[1])
 
-    def analogy(self, a: str, a_star: str, b: str, topn: int = 1, method: str = "add", exclude: bool = True,
+    @renamed(topn="k", exclude="exclude_inputs")
+    def analogy(self, a: str, a_star: str, b: str, k: int = 1, method: str = "add", exclude_inputs: bool = True,
                 eps: float | None = None, restrict_vocab: int | None = None) -> list[tuple[str, float]]:
-        """Answers to a:a*::b:? in words, best first, with their scores: ``add`` (3CosAdd), ``mul`` (3CosMul,
-        ``eps`` 1e-3 by default) or ``pairdir`` (PairDirection). ``exclude=False`` is the honest test: a, a* and
-        b may be returned. ``restrict_vocab``: only the N most frequent words are candidates.
+        """The ``k`` best answers to a:a*::b:? in words, with their scores (gensim's shape, as
+        :meth:`most_similar`): ``add`` (3CosAdd), ``mul`` (3CosMul, ``eps`` 1e-3 by default) or ``pairdir``
+        (PairDirection). ``exclude_inputs=False`` is the honest test: a, a* and b may be returned.
+        ``restrict_vocab``: only the N most frequent words are candidates.
 
         >>> glove = lexprobe.open_index("glove")
         >>> glove.analogy("man", "king", "woman")[0][0]
         'queen'
-        >>> [w for w, _ in glove.analogy("man", "king", "woman", topn=2, exclude=False)]
+        >>> [w for w, _ in glove.analogy("man", "king", "woman", k=2, exclude_inputs=False)]
         ['king', 'queen']
         """
         from .analogy_queries import DEFAULT_EPS, answer_questions
 
-        if topn < 1:
-            raise LexprobeError(f"analogy: topn must be at least 1, not {topn}")
+        if k < 1:
+            raise LexprobeError(f"analogy: k must be at least 1, not {k}")
         if not all(isinstance(x, str) for x in (a, a_star, b)):
             raise TypeError("analogy: a, a_star and b are words (str)")
         ids = self.ids([a, a_star, b])
-        D, I = answer_questions(self, ids[:1], ids[1:2], ids[2:], method=method, k=topn, honest=not exclude,
+        D, I = answer_questions(self, ids[:1], ids[1:2], ids[2:], method=method, k=k, exclude_inputs=exclude_inputs,
                                 restrict_vocab=restrict_vocab, eps=DEFAULT_EPS if eps is None else eps)
         return [(self.words[j], float(d)) for d, j in zip(D[0], I[0]) if j >= 0]
 
@@ -266,7 +274,7 @@ def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray
     if len(set(words)) != len(words):
         raise LexprobeError("the words to insert contain duplicates")
     with write_lock(home, name):
-        current = WordIndex.open(home, name)
+        current = WordIndex.open(name, home=home)
         if matrix.ndim != 2 or matrix.shape != (len(words), current.dim):
             raise LexprobeError(f"vectors have shape {matrix.shape}, index {name!r} needs ({len(words)}, "
                                 f"{current.dim})")
