@@ -27,7 +27,7 @@ def glove_home(tmp_path_factory) -> Path:
     from lexprobe.kinds.words import build_word_index
 
     home = tmp_path_factory.mktemp("glove_home")
-    build_word_index(home, "glove", "glove-6b-50d")
+    build_word_index("glove", "glove-6b-50d", home=home)
     return home
 
 

@@ -142,7 +142,7 @@ def words_home(root: Path, n: int, dim: int, seed: int, name: str = "w", **build
     from lexprobe.kinds.words import build_word_index
 
     write_glove(root / "v.txt", n, dim, seed)
-    build_word_index(root / "home", name, str(root / "v.txt"), **build)
+    build_word_index(name, str(root / "v.txt"), home=root / "home", **build)
     return root / "home"
 
 
@@ -161,7 +161,7 @@ def word_state(home: Path, name: str) -> tuple[list[str], np.ndarray]:
     """(words, raw vectors) of the live rows of a words index, after full verification."""
     from lexprobe.kinds.words import WordIndex
 
-    index = WordIndex.open(home, name)
+    index = WordIndex.open(name, home=home)
     dead = set(index.store.tombstones.tolist())
     live = [i for i in range(index.store.count) if i not in dead]
     return [index.words[i] for i in live], np.asarray(index.raw)[live].copy()
@@ -171,7 +171,7 @@ def neighbor_answers(home: Path, name: str, words: list[str], k: int = 5) -> lis
     """Neighbour answers (query, word) with scores rounded: equal for two equal indexes."""
     from lexprobe.kinds.words import WordIndex
 
-    rows = WordIndex.open(home, name).neighbors(words, k).to_pylist()
+    rows = WordIndex.open(name, home=home).neighbors(words, k).to_pylist()
     return [(r["query"], r["word"], round(r["score"], 5)) for r in rows]
 
 

@@ -34,6 +34,6 @@ def serve_home(base: Path, glove_home: Path) -> Path:
     corpus.write_text("\n".join(json.dumps({"text": text, "targets": [{"position": p, "sense": s, "lemma": "bank",
                                                                         "pos": "NOUN"}]})
                                 for text, p, s in BANK_SENTENCES) + "\n")
-    build_token_index(home, "bank", "minilm", f"jsonl:{corpus}")
+    build_token_index("bank", "minilm", f"jsonl:{corpus}", home=home)
     _built["home"] = home
     return home

@@ -47,7 +47,7 @@ def test_open_index_takes_str_path_and_env(glove_home, monkeypatch, tmp_path):
     assert lexprobe.open_index(glove_home / "glove").name == "glove"           # the index folder itself
     monkeypatch.setenv("LEXPROBE_HOME", str(glove_home))
     assert lexprobe.open_index("glove").store.count == 400_000
-    assert lexprobe.WordIndex.open(str(glove_home), "glove").dim == 50        # a str home, not only a Path
+    assert lexprobe.WordIndex.open("glove", home=str(glove_home)).dim == 50   # a str home, not only a Path
     with pytest.raises(LexprobeError, match="no index named 'nope'"):
         lexprobe.open_index("nope")
 
@@ -85,20 +85,20 @@ def test_similarity_and_vector(glove, kv):
 @pytest.mark.parametrize("a, a_star, b", [("man", "king", "woman"), ("france", "paris", "italy"),
                                            ("good", "better", "bad")])
 def test_analogy_in_words_matches_gensim(glove, kv, a, a_star, b):
-    ours = glove.analogy(a, a_star, b, topn=5)
+    ours = glove.analogy(a, a_star, b, k=5)
     theirs = kv.most_similar(positive=[a_star, b], negative=[a], topn=5)
     assert [w for w, _ in ours] == [w for w, _ in theirs]
     # 3CosMul with gensim's epsilon
-    ours = glove.analogy(a, a_star, b, topn=3, method="mul", eps=1e-6)
+    ours = glove.analogy(a, a_star, b, k=3, method="mul", eps=1e-6)
     theirs = kv.most_similar_cosmul(positive=[a_star, b], negative=[a], topn=3)
     assert [w for w, _ in ours] == [w for w, _ in theirs]
     np.testing.assert_allclose([s for _, s in ours], [s for _, s in theirs], atol=1e-5)
 
 
 def test_honest_analogy_may_return_the_inputs(glove):
-    honest = [w for w, _ in glove.analogy("man", "king", "woman", topn=3, exclude=False)]
+    honest = [w for w, _ in glove.analogy("man", "king", "woman", k=3, exclude_inputs=False)]
     assert "king" in honest and set(honest) & {"man", "king", "woman"}
-    usual = [w for w, _ in glove.analogy("man", "king", "woman", topn=3)]
+    usual = [w for w, _ in glove.analogy("man", "king", "woman", k=3)]
     assert not set(usual) & {"man", "king", "woman"}
 
 

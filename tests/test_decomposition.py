@@ -26,7 +26,7 @@ def test_hand_computed_example():
 
 @pytest.mark.parametrize("normalize", [False, True])
 def test_terms_sum_to_score_on_every_tuple(glove_home, shared_data, normalize, tmp_path):
-    words = WordIndex.open(glove_home, "glove")
+    words = WordIndex.open("glove", home=glove_home)
     relations, _ = usable_relations(words, f"bats:{shared_data / 'BATS_3.0'}")
     relations = [r for r in relations if r.code in ("I02", "D08", "E04", "L09")]
     table = decompose_relations(words, relations, normalize=normalize)

@@ -80,7 +80,7 @@ def test_answer_questions_equal_brute_force(tiny, method, honest):
     words, U = tiny
     a, a_star, b = questions(np.random.default_rng(1), 24)
     k = 12  # more than a cluster: the inputs are in the honest top-k
-    D, I = answer_questions(words, a, a_star, b, method=method, k=k, honest=honest)
+    D, I = answer_questions(words, a, a_star, b, method=method, k=k, exclude_inputs=not honest)
     for q in range(len(a)):
         s = reference(U, a[q], a_star[q], b[q], method, honest=honest)
         assert_topk_agrees(I[q], s, error(U, a[q], a_star[q], b[q], method, s), scores=D[q], what=f"question {q}")
@@ -94,7 +94,7 @@ def test_answer_questions_exclude_each_input_on_both_paths(tiny):
     words, U = tiny
     a, a_star, b = questions(np.random.default_rng(2), 40)
     for method in ("add", "mul", "pairdir"):
-        _, honest = answer_questions(words, a, a_star, b, method=method, k=12, honest=True)
+        _, honest = answer_questions(words, a, a_star, b, method=method, k=12, exclude_inputs=False)
         _, I = answer_questions(words, a, a_star, b, method=method, k=12)
         for name, x in (("a", a), ("a*", a_star), ("b", b)):
             assert not (I == x[:, None]).any(), (method, name)

@@ -15,8 +15,8 @@ from lexprobe.sources.datasets.bats import Relation
 def words(tmp_path_factory):
     root = tmp_path_factory.mktemp("dec")
     (root / "v.txt").write_text("a 2 0\nas 2 1\nb 0 2\nbs -1 2\nc 3 0\ncs 3 3\n")
-    build_word_index(root / "home", "w", str(root / "v.txt"))
-    return WordIndex.open(root / "home", "w")
+    build_word_index("w", str(root / "v.txt"), home=root / "home")
+    return WordIndex.open("w", home=root / "home")
 
 
 def test_two_pair_relation_by_hand(words):

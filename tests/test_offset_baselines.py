@@ -161,7 +161,7 @@ def test_table1_on_glove_and_bats_reproduces_the_papers_pattern(table1):
 def test_shuffles_are_stored_in_the_offsets_index_and_queried(table1, glove_home, cli, shared_data):
     from lexprobe.kinds.offsets import OffsetIndex
 
-    index = OffsetIndex.open(glove_home, OFFSETS)
+    index = OffsetIndex.open(OFFSETS, home=glove_home)
     assert set(index.kinds()) == {"true", "shuffled", *KINDS}
     shuffled = index.select(kind="shuffled", relation="I01 [noun - plural_reg]")
     assert len(shuffled) == 20 * 50 and set(shuffled.seed) == {4} and set(shuffled.replicate) == set(range(20))
@@ -184,16 +184,16 @@ def test_rerun_with_the_same_seed_gives_the_same_table_and_stores_nothing_new(ta
     from lexprobe.kinds.offsets import OffsetIndex
 
     out, args = table1
-    before = OffsetIndex.open(glove_home, OFFSETS).store.count
+    before = OffsetIndex.open(OFFSETS, home=glove_home).store.count
     first = pq.read_table(out / "run" / "table1.parquet").to_pylist()
     dataset = args[args.index("--dataset") + 1]
-    again = run_table1(glove_home, "glove", dataset, offsets_name=OFFSETS, n_shuffles=20, replicates=2, seed=4)
-    assert again["rows_appended"] == 0 and OffsetIndex.open(glove_home, OFFSETS).store.count == before
+    again = run_table1("glove", dataset, home=glove_home, offsets_name=OFFSETS, n_shuffles=20, replicates=2, seed=4)
+    assert again["rows_appended"] == 0 and OffsetIndex.open(OFFSETS, home=glove_home).store.count == before
     np.testing.assert_allclose([[r["ocs"], r["pcs"]] for r in again["table1"]],
                                [[r["ocs"], r["pcs"]] for r in first], rtol=0, atol=1e-12)
     # one more replicate stores only that replicate's sets: none is stored twice
-    more = run_table1(glove_home, "glove", dataset, offsets_name=OFFSETS, n_shuffles=20, replicates=3, seed=4)
-    rows = OffsetIndex.open(glove_home, OFFSETS).select(kind="random-both")
+    more = run_table1("glove", dataset, home=glove_home, offsets_name=OFFSETS, n_shuffles=20, replicates=3, seed=4)
+    rows = OffsetIndex.open(OFFSETS, home=glove_home).select(kind="random-both")
     sizes = [int((rows.replicate == r).sum()) for r in range(3)]
     assert sizes[0] == sizes[1] == sizes[2] == sum(r["n_pairs"] for r in more["table1_relations"])
 
@@ -216,7 +216,7 @@ def test_bench_offsets_refuses_an_index_of_another_kind_or_dataset(cli, glove_ho
 
 def test_one_category_folder_runs_without_the_impossible_mismatched_kind(glove_home, shared_data, tmp_path):
     folder = shared_data / "BATS_3.0" / "2_Derivational_morphology"
-    s = run_table1(glove_home, "glove", f"bats:{folder}", offsets_name="glove-bats-d-t4", n_shuffles=5,
+    s = run_table1("glove", f"bats:{folder}", home=glove_home, offsets_name="glove-bats-d-t4", n_shuffles=5,
                    replicates=1, seed=1, out=tmp_path)
     assert s["relations"] == 10 and s["skipped_kinds"] == ["mismatched-across"]
     assert {r["set"] for r in s["table1"]} == {"bats", *KINDS} - {"mismatched-across"}
@@ -226,9 +226,9 @@ def test_one_category_folder_runs_without_the_impossible_mismatched_kind(glove_h
 def test_offsets_index_of_an_older_words_version_is_refused(home, shared_data, tmp_path):
     from lexprobe.kinds.words import build_word_index, insert_words
 
-    build_word_index(home, "small", "glove-6b-50d", limit=30000)
+    build_word_index("small", "glove-6b-50d", home=home, limit=30000)
     dataset = f"bats:{shared_data / 'BATS_3.0' / '1_Inflectional_morphology'}"
-    run_table1(home, "small", dataset, offsets_name="small-offsets", n_shuffles=3, replicates=1, seed=0)
+    run_table1("small", dataset, home=home, offsets_name="small-offsets", n_shuffles=3, replicates=1, seed=0)
     insert_words(home, "small", ["qqnewword"], np.ones((1, 50), np.float32), origin="test", settings={})
     with pytest.raises(LexprobeError, match="older version"):
-        run_table1(home, "small", dataset, offsets_name="small-offsets", n_shuffles=3, replicates=1, seed=0)
+        run_table1("small", dataset, home=home, offsets_name="small-offsets", n_shuffles=3, replicates=1, seed=0)

@@ -22,7 +22,7 @@ def test_build_rows_are_end_minus_start(bats_offsets):
     assert summary["relations"] == 40 and 0 < summary["pairs_dropped"] < 400
     assert summary["rows"] == 2000 - summary["pairs_dropped"] - summary["identity_dropped"]
     assert summary["identity_dropped"] == 2  # I02 series:series and species:species (issue 14: identities left out)
-    index, words = OffsetIndex.open(home, "glove-bats"), WordIndex.open(home, "glove")
+    index, words = OffsetIndex.open("glove-bats", home=home), WordIndex.open("glove", home=home)
     assert index.store.meta["words_index"] == "glove" and index.store.meta["dataset"].startswith("bats:")
     rows = index.select(relation="I01 [noun - plural_reg]")
     assert len(rows) > 40 and set(rows.kind) == {"true"} and set(rows.replicate) == {-1}
@@ -39,7 +39,7 @@ def test_build_rows_are_end_minus_start(bats_offsets):
 
 def test_append_is_a_new_shard_and_selectable(bats_offsets):
     home, _ = bats_offsets
-    before = OffsetIndex.open(home, "glove-bats")
+    before = OffsetIndex.open("glove-bats", home=home)
     true = before.select(relation="E01 [country - capital]")
     rng = np.random.default_rng(0)
     perm = rng.permutation(len(true))
@@ -47,7 +47,7 @@ def test_append_is_a_new_shard_and_selectable(bats_offsets):
                          start_id=true.start_id, end_id=true.end_id[perm],
                          offset=true.offset[perm] + 0, kind="shuffled", replicate=3, seed=7)
     out = append_offsets(home, "glove-bats", table)
-    after = OffsetIndex.open(home, "glove-bats")
+    after = OffsetIndex.open("glove-bats", home=home)
     assert out["appended"] == len(true) and after.store.count == before.store.count + len(true)
     assert len(after.store.manifest["shards"]) == len(before.store.manifest["shards"]) + 1
     shuffled = after.select(kind="shuffled", replicate=3)
@@ -59,12 +59,12 @@ def test_append_is_a_new_shard_and_selectable(bats_offsets):
 
 def test_append_wrong_dimension_leaves_index_intact(bats_offsets):
     home, _ = bats_offsets
-    before = OffsetIndex.open(home, "glove-bats").store.manifest["version_id"]
+    before = OffsetIndex.open("glove-bats", home=home).store.manifest["version_id"]
     bad = offset_table(relation=["r"], category=["c"], start=["a"], end=["b"], start_id=[0], end_id=[1],
                        offset=np.ones((1, 3), np.float32), kind="random")
     with pytest.raises(LexprobeError, match="dimension 3"):
         append_offsets(home, "glove-bats", bad)
-    assert OffsetIndex.open(home, "glove-bats").store.manifest["version_id"] == before
+    assert OffsetIndex.open("glove-bats", home=home).store.manifest["version_id"] == before
 
 
 def test_cli_builds_google_offsets_and_reports_bad_input(cli, glove_home, shared_data, tmp_path):
@@ -73,7 +73,7 @@ def test_cli_builds_google_offsets_and_reports_bad_input(cli, glove_home, shared
             "--lowercase", "--name", "glove-google")
     assert r.code == 0, r
     assert "in 14 relations" in r.out
-    assert OffsetIndex.open(glove_home, "glove-google").store.meta["lowercase"] is True
+    assert OffsetIndex.open("glove-google", home=glove_home).store.meta["lowercase"] is True
     bad = tmp_path / "I01 [x - y].txt"
     bad.write_text("cat\tcats\ndog\n")
     r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", f"bats:{bad}")

@@ -252,14 +252,14 @@ def splade_home(tmp_path_factory):
     from lexprobe.kinds.words import build_word_index
 
     home = tmp_path_factory.mktemp("ota_home")
-    build_word_index(home, "sp", "hf:splade-tiny")
+    build_word_index("sp", "hf:splade-tiny", home=home)
     return home
 
 
 def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
     from lexprobe.kinds.words import WordIndex
 
-    before = WordIndex.open(splade_home, "sp").store.count
+    before = WordIndex.open("sp", home=splade_home).store.count
     words_file = tmp_path / "words.txt"
     words_file.write_text("unhappiness\n\nphotosynthesis\n")
     r = cli("--home", splade_home, "ota", "--model", "splade-tiny", "--into", "sp", "--words", f"@{words_file}",
@@ -268,7 +268,7 @@ def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
     rows = json.loads(r.out)
     assert [x["word"] for x in rows] == ["unhappiness", "photosynthesis"] and all(x["tokens"] > 1 for x in rows)
     assert cli("--home", splade_home, "index", "verify", "sp").code == 0
-    index = WordIndex.open(splade_home, "sp")
+    index = WordIndex.open("sp", home=splade_home)
     assert index.store.count == before + 2
     new = index.ids(["unhappiness"])[0]
     assert index.store.column("origin")[int(new)].as_py() == "ota"
@@ -289,7 +289,7 @@ def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
     r = cli("--home", splade_home, "ota", "--model", "splade-tiny", "--into", "sp", "unhappiness", "--iterations", "5",
             "--replace")
     assert r.code == 0, r
-    index = WordIndex.open(splade_home, "sp")
+    index = WordIndex.open("sp", home=splade_home)
     assert index.store.count == before + 3 and len(index.store.tombstones) == 1
     assert cli("--home", splade_home, "index", "verify", "sp").code == 0
 
@@ -300,7 +300,7 @@ def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
     bad.write_bytes(b"fine\n\xff\xfe\n")
     r = cli("--home", splade_home, "ota", "--model", "splade-tiny", "--into", "sp", "--words", f"@{bad}")
     assert r.code == 2 and f"{bad}:2" in r.err
-    assert WordIndex.open(splade_home, "sp").store.count == before + 3
+    assert WordIndex.open("sp", home=splade_home).store.count == before + 3
 
 
 def test_progress_moves_inside_a_batch(tiny, monkeypatch):

@@ -70,7 +70,7 @@ def test_ensure_index_reuses_rebuilds_on_change_and_on_damage(tmp_path):
 
     def build():
         builds.append(1)
-        build_word_index(home, "small", str(vectors), replace=True)  # ensure_index rebuilds on purpose
+        build_word_index("small", str(vectors), home=home, replace=True)  # ensure_index rebuilds on purpose
 
     wanted = {"kind": "words", "source": str(vectors), "lowercase": False}
     first = ensure_index(home, "small", wanted, build)
@@ -137,7 +137,7 @@ def test_glove_and_offsets_stages_end_to_end_on_real_data(cli, glove_home, share
 
 
 def test_three_cos_add_equals_brute_force_on_real_questions(glove_home, shared_data):
-    index = WordIndex.open(glove_home, "glove")
+    index = WordIndex.open("glove", home=glove_home)
     questions = read_questions(shared_data / "google_analogy" / "questions-words.txt", lowercase=True)
     rng = np.random.default_rng(0)
     sample = [(q.a, q.a_star, q.b, q.b_star) for q in (questions[i] for i in rng.choice(len(questions), 150, replace=False))]

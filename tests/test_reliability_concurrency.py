@@ -42,7 +42,7 @@ seen, errors, opens = {}, [], 0
 deadline = time.monotonic() + 300
 while not stop.exists() and time.monotonic() < deadline:
     try:
-        index = WordIndex.open(home, "w")
+        index = WordIndex.open("w", home=home)
         opens += 1
         dead = set(index.store.tombstones.tolist())
         live = [i for i in range(index.store.count) if i not in dead]
@@ -75,7 +75,7 @@ def versions(tmp_path_factory):
     src = root / "base.txt"
     base_words, base_matrix = ch.write_glove(src, 20_000, DIM, 7)
     ref = root / "ref"
-    build_word_index(ref, "w", str(src), shard_rows=10_000)
+    build_word_index("w", str(src), home=ref, shard_rows=10_000)
     probes = ["word0", "word2", "ins0", "ins1"]
     expected = {}
     for label in ("base", "1", "2"):
@@ -83,7 +83,7 @@ def versions(tmp_path_factory):
             matrix = np.random.default_rng(int(label)).standard_normal((N_INS, DIM)).astype(np.float32)
             insert_words(ref, "w", [f"ins{i}" for i in range(N_INS)], matrix, origin="test", settings={},
                          replace=True)
-        index = WordIndex.open(ref, "w")
+        index = WordIndex.open("w", home=ref)
         dead = set(index.store.tombstones.tolist())
         live = [i for i in range(index.store.count) if i not in dead]
         use = probes if label != "base" else probes[:2]
@@ -122,7 +122,7 @@ def test_readers_never_see_a_mix_during_insertions(versions, tmp_path):
 
     root, src = versions
     home = tmp_path / "home"
-    build_word_index(home, "w", str(src), shard_rows=10_000)
+    build_word_index("w", str(src), home=home, shard_rows=10_000)
     ready, stop = [tmp_path / f"ready{i}" for i in range(2)], tmp_path / "stop"
     readers = [subprocess.Popen([sys.executable, "-c", READER, str(home), str(root / "expected.json"), str(r),
                                  str(stop)], env=ch.env(home), cwd=ch.REPO, stdout=subprocess.PIPE,
@@ -186,14 +186,14 @@ def test_an_open_reader_keeps_its_version_after_a_swap(tmp_path):
     from lexprobe.kinds.words import WordIndex, build_word_index, insert_words
 
     ch.write_glove(tmp_path / "v.txt", 1000, DIM, 1)
-    build_word_index(tmp_path / "h", "w", str(tmp_path / "v.txt"))
-    before = WordIndex.open(tmp_path / "h", "w").store
+    build_word_index("w", str(tmp_path / "v.txt"), home=tmp_path / "h")
+    before = WordIndex.open("w", home=tmp_path / "h").store
     insert_words(tmp_path / "h", "w", ["zz"], np.ones((1, DIM), np.float32), origin="test", settings={})
     assert not any((tmp_path / "h").glob(".w.tmp-*"))  # the old folder is gone
     from lexprobe.core import vector_index as vindex
 
     assert vindex.load(before.file_path("faiss")).ntotal == 1000
-    assert WordIndex.open(tmp_path / "h", "w").vectors.ntotal == 1001
+    assert WordIndex.open("w", home=tmp_path / "h").vectors.ntotal == 1001
 
 
 OTA_WORDS = ["kumquat", "persimmon", "quince"]
@@ -211,7 +211,7 @@ versions, errors, opens = set(), [], 0
 deadline = time.monotonic() + 300
 while not stop.exists() and time.monotonic() < deadline:
     try:
-        index = WordIndex.open(home, "sp")
+        index = WordIndex.open("sp", home=home)
         opens += 1
         live = sorted(index.word_to_id.values())
         words = [index.words[i] for i in live]

@@ -80,7 +80,7 @@ def test_open_api_refuses_a_damaged_index(clean, tmp_path):
         shutil.copytree(clean, home)
         _damage(home / "w" / file, "flip", (home / "w" / file).stat().st_size // 3)
         with pytest.raises(CorruptIndexError, match=file.split("/")[-1].replace(".", r"\.")):
-            WordIndex.open(home, "w")
+            WordIndex.open("w", home=home)
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +92,10 @@ def other_kinds(tmp_path_factory, shared_data) -> Path:
     from lexprobe.kinds.words import build_word_index
 
     home = tmp_path_factory.mktemp("corrupt_kinds")
-    build_word_index(home, "g", "glove-6b-50d", limit=20_000)
+    build_word_index("g", "glove-6b-50d", home=home, limit=20_000)
     build_offset_index(home, "o", "g", f"bats:{shared_data / 'BATS_3.0' / '1_Inflectional_morphology'}")
-    build_token_index(home, "t", "splade-tiny", f"wsd:{shared_data / 'wsd_eval' / 'senseval2'}", max_sentences=30,
-                      shard_rows=150)
+    build_token_index("t", "splade-tiny", f"wsd:{shared_data / 'wsd_eval' / 'senseval2'}", home=home,
+                      max_sentences=30, shard_rows=150)
     return home
 
 
@@ -135,7 +135,7 @@ def test_consistent_but_wrong_faiss_file_is_caught(cli, clean, tmp_path):
 
     other = tmp_path / "other"
     ch.write_glove(tmp_path / "o.txt", 500, 20, 4)
-    build_word_index(other, "o", str(tmp_path / "o.txt"))
+    build_word_index("o", str(tmp_path / "o.txt"), home=other)
     home = tmp_path / "home"
     shutil.copytree(clean, home)
     shutil.copy(other / "o" / "faiss.index", home / "w" / "faiss.index")

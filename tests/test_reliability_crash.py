@@ -95,7 +95,7 @@ def sources(tmp_path_factory):
     for label, seed in (("a", 1), ("b", 2)):
         path = root / f"{label}.txt"
         words, matrix = ch.write_glove(path, 30_000, 50, seed)
-        build_word_index(ref, label, str(path), shard_rows=12_000)
+        build_word_index(label, str(path), home=ref, shard_rows=12_000)
         versions[label] = (path, words, matrix, ch.neighbor_answers(ref, label, PROBES))
     return versions
 
@@ -120,8 +120,8 @@ def test_crash_at_every_write_step(zygote, cli, tmp_path, fresh):
     src, old, ref = tmp_path / "v.txt", tmp_path / "old.txt", tmp_path / "ref"
     words_new, matrix_new = ch.write_glove(src, 3000, 20, 5)
     words_old, matrix_old = ch.write_glove(old, 2000, 20, 6)
-    build_word_index(ref, "new", str(src))
-    build_word_index(ref, "old", str(old))
+    build_word_index("new", str(src), home=ref)
+    build_word_index("old", str(old), home=ref)
     versions = {"new": (words_new, matrix_new, ch.neighbor_answers(ref, "new", PROBES[:2])),
                 "old": (words_old, matrix_old, ch.neighbor_answers(ref, "old", PROBES[:2]))}
     args = ("-q", "index", "words", "--vectors", src, "--name", "w", "--shard-rows", "1000", "--replace")
@@ -130,7 +130,7 @@ def test_crash_at_every_write_step(zygote, cli, tmp_path, fresh):
         for nth in range(1, 20):
             home = tmp_path / f"h-{step}-{nth}"
             if not fresh:
-                build_word_index(home, "w", str(old))
+                build_word_index("w", str(old), home=home)
             rc = zygote.run(home, *args, step=step, nth=nth)
             assert rc in (0, -9), (step, nth, rc)
             if fresh and not (home / "w" / "manifest.json").exists():
@@ -167,13 +167,13 @@ def test_sigkill_during_insertion(zygote, cli, sources, tmp_path):
     versions = {"base": (base_words, base_matrix, sources["a"][3])}
     for variant in (1, 2):  # clean insertions: the reference answers
         ref = tmp_path / f"ref{variant}"
-        build_word_index(ref, "w", str(sources["a"][0]), shard_rows=12_000)
+        build_word_index("w", str(sources["a"][0]), home=ref, shard_rows=12_000)
         assert zygote.run(ref, variant, code=INSERT) == 0
         vec = np.random.default_rng(variant).standard_normal((8000, 50)).astype(np.float32)
         versions[f"v{variant}"] = (base_words + [f"ins{i}" for i in range(8000)],
                                    np.concatenate([base_matrix, vec]), ch.neighbor_answers(ref, "w", PROBES))
     home = tmp_path / "home"
-    build_word_index(home, "w", str(sources["a"][0]), shard_rows=12_000)
+    build_word_index("w", str(sources["a"][0]), home=home, shard_rows=12_000)
     full = zygote.timed(home, 1, code=INSERT)
     commands = {"v2": ("2",), "v1": ("1",)}
     outcome = _kill_loop(zygote, home, "w", commands, lambda h: _check_version(cli, h, "w", versions), 11,
@@ -207,7 +207,7 @@ def test_sigkill_during_offsets_index_build(zygote, cli, shared_data, tmp_path):
 
     bats = shared_data / "BATS_3.0"
     base = tmp_path / "base"
-    build_word_index(base, "g", "glove-6b-50d", limit=30_000)
+    build_word_index("g", "glove-6b-50d", home=base, limit=30_000)
     commands = {c: ("-q", "index", "offsets", "--words", "g", "--dataset", f"bats:{bats / folder}", "--name", "o",
                     "--replace")
                 for c, folder in (("infl", "1_Inflectional_morphology"), ("enc", "3_Encyclopedic_semantics"))}
@@ -311,7 +311,7 @@ def test_offsets_build_crash_at_every_write_step(zygote, cli, shared_data, tmp_p
 
     bats = shared_data / "BATS_3.0"
     words = tmp_path / "words"
-    build_word_index(words, "g", "glove-6b-50d", limit=20_000)
+    build_word_index("g", "glove-6b-50d", home=words, limit=20_000)
     commands = {c: ("-q", "index", "offsets", "--words", "g", "--dataset", f"bats:{bats / folder}", "--name", "o",
                     "--replace") for c, folder in (("infl", "1_Inflectional_morphology"),
                                                    ("enc", "3_Encyclopedic_semantics"))}

@@ -70,7 +70,7 @@ def test_full_disk_insertion_fails_clearly_and_keeps_the_old_index(small_fs, tmp
 
     home = small_fs / "home"
     words, matrix = ch.write_glove(tmp_path / "small.txt", 2000, 20, 1)
-    build_word_index(home, "w", str(tmp_path / "small.txt"))
+    build_word_index("w", str(tmp_path / "small.txt"), home=home)
     big = np.random.default_rng(0).standard_normal((40_000, 20)).astype(np.float32)
     with pytest.raises((OSError, LexprobeError)) as info:
         insert_words(home, "w", [f"n{i}" for i in range(40_000)], big, origin="test", settings={})

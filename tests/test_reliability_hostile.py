@@ -170,13 +170,13 @@ def _build(root: Path, path: Path, fmt: str, vocab: Path | None = None):
 
     home, name = root / "home", f"v{next(_counter)}"
     named = [path] + ([vocab] if vocab else [])
-    out = clean_outcome(lambda: build_word_index(home, name, str(path), fmt=fmt,
+    out = clean_outcome(lambda: build_word_index(name, str(path), home=home, fmt=fmt,
                                                  vocab=str(vocab) if vocab else None), *named)
     if isinstance(out, LexprobeError):
         assert not (home / name).exists() and not ch.stray_temp(home, name)
     else:
         verify_store(open_index(home, name))
-        index = WordIndex.open(home, name)
+        index = WordIndex.open(name, home=home)
         assert index.store.count == out["count"] > 0
         assert np.isfinite(index.raw).all()
         assert np.isfinite(index.store.column("norm").to_numpy()).all()
@@ -419,7 +419,7 @@ def test_hostile_datasets_through_the_index_builders(cli, tmp_path):
     from lexprobe.kinds.words import build_word_index
 
     home = tmp_path / "home"
-    build_word_index(home, "g", "glove-6b-50d", limit=5000)
+    build_word_index("g", "glove-6b-50d", home=home, limit=5000)
     bats_dir = tmp_path / "bats" / "1_Inflectional_morphology"
     bats_dir.mkdir(parents=True)
     bad = {

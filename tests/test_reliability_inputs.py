@@ -29,7 +29,7 @@ def home(tmp_path_factory) -> Path:
         f.write("\x1b[31mred\x1b]0;pwned\x07 " + " ".join(["0.5"] * 8) + "\n")
         f.write("zero " + " ".join(["0"] * 8) + "\n")
         f.write("tiny " + " ".join(["1e-22"] * 8) + "\n")
-    build_word_index(root / "home", "w", str(path))
+    build_word_index("w", str(path), home=root / "home")
     return root / "home"
 
 

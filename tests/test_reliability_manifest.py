@@ -22,8 +22,8 @@ def clean(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("manifest_src")
     ch.write_glove(root / "v.txt", 300, 8, 3)
     ch.write_glove(root / "u.txt", 300, 8, 7)
-    build_word_index(root / "home", "w", str(root / "v.txt"), shard_rows=100)
-    build_word_index(root / "home", "twin", str(root / "u.txt"), shard_rows=100)
+    build_word_index("w", str(root / "v.txt"), home=root / "home", shard_rows=100)
+    build_word_index("twin", str(root / "u.txt"), home=root / "home", shard_rows=100)
     return root / "home"
 
 

@@ -48,7 +48,7 @@ def glove_30k_homes(tmp_path_factory):
     homes = []
     for n in range(3):
         home = tmp_path_factory.mktemp(f"repro{n}")
-        build_word_index(home, "g", "glove-6b-50d", limit=30_000)
+        build_word_index("g", "glove-6b-50d", home=home, limit=30_000)
         homes.append(home)
     return homes
 

@@ -48,7 +48,7 @@ def local(tmp_path_factory, spec, cli):
 
 
 def assert_same_index(home, name, reference="local"):
-    a, b = TokenIndex.open(home, reference), TokenIndex.open(home, name)
+    a, b = TokenIndex.open(reference, home=home), TokenIndex.open(name, home=home)
     assert a.table.equals(b.table)  # same rows in the same order, ids included
     assert a.sentences.equals(b.sentences)
     assert np.abs(a.raw - b.raw).max() <= 1e-5
@@ -95,7 +95,7 @@ def test_dead_worker_is_retried(cluster, local, spec):
     try:
         first_pid = pool.pids()[0]
         for name in ("restarted", "reassigned"):
-            build_token_index_ray(local, name, "minilm", spec, max_sentences=SENTENCES, block_sentences=BLOCK // 2,
+            build_token_index_ray(name, "minilm", spec, home=local, max_sentences=SENTENCES, block_sentences=BLOCK // 2,
                                   shard_rows=50, pool=pool)
             assert_same_index(local, name)
             if name == "restarted":
@@ -109,7 +109,7 @@ def test_dead_worker_is_retried(cluster, local, spec):
 def test_killed_driver_leaves_the_old_index(cluster, local, spec, tmp_path):
     """A driver killed (SIGKILL) while it writes a new version leaves the old index, verified and unchanged; the
     next writer removes its temporary folder."""
-    before = TokenIndex.open(local, "local").store.manifest["version_id"]
+    before = TokenIndex.open("local", home=local).store.manifest["version_id"]
     env = {**os.environ, "RAY_ADDRESS": cluster, "LEXPROBE_HOME": str(local)}
     log = open(tmp_path / "driver.log", "w")
     driver = subprocess.Popen([sys.executable, "-m", "lexprobe", "-q", "index", "tokens", "--corpus", spec,
@@ -125,7 +125,7 @@ def test_killed_driver_leaves_the_old_index(cluster, local, spec, tmp_path):
     finally:
         driver.send_signal(signal.SIGKILL)
         driver.wait()
-    index = TokenIndex.open(local, "local")
+    index = TokenIndex.open("local", home=local)
     assert index.store.manifest["version_id"] == before and np.isfinite(index.raw).all()
     with write_lock(local, "local"):
         pass
@@ -163,7 +163,7 @@ def test_shard_groups_are_contiguous_and_balanced():
 def test_sharded_token_search_equals_local(cluster, local, cli):
     """Queries by example over 2 shard groups: the same ids as the local FAISS search (with a restriction to an
     id subset and per-query exclusion), and the same `query senses` rows."""
-    index = TokenIndex.open(local, "local")
+    index = TokenIndex.open("local", home=local)
     queries = index.unit[::7]
     restrict = np.arange(3, index.store.count, 2)
     exclude = [[i * 7] for i in range(len(queries))]
@@ -191,7 +191,7 @@ def test_sharded_token_search_equals_local(cluster, local, cli):
 def test_sharded_neighbors_equal_local(cluster, tmp_path, cli):
     """`query neighbors` on the packaged GloVe's first 20k words in 4 shards: the same rows with --engine ray."""
     home = tmp_path / "home"
-    build_word_index(home, "g20k", "glove-6b-50d", limit=20_000, shard_rows=5_000)
+    build_word_index("g20k", "glove-6b-50d", home=home, limit=20_000, shard_rows=5_000)
     args = ["--home", home, "query", "neighbors", "--index", "g20k", "king", "paris", "run", "-k", 15, "--format",
             "json"]
     for extra in ([], ["--restrict-vocab", 3000]):
@@ -200,7 +200,7 @@ def test_sharded_neighbors_equal_local(cluster, tmp_path, cli):
         a, b = json.loads(here.out), json.loads(there.out)
         assert [(r["query"], r["word"]) for r in a] == [(r["query"], r["word"]) for r in b]
         assert [r["score"] for r in b] == pytest.approx([r["score"] for r in a], abs=1e-6)
-    assert WordIndex.open(home, "g20k").store.count == 20_000
+    assert WordIndex.open("g20k", home=home).store.count == 20_000
 
 
 def test_sense_ranking_on_ray_equals_local(cluster, local, spec, cli, tmp_path):

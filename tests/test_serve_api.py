@@ -26,7 +26,7 @@ def client(home, shared_data):
 
 @pytest.fixture(scope="module")
 def glove(home):
-    return WordIndex.open(home, "glove")
+    return WordIndex.open("glove", home=home)
 
 
 def get(client, endpoint, **params):
@@ -182,14 +182,14 @@ def test_a_served_index_is_reopened_when_a_writer_commits(tmp_path):
     vectors = tmp_path / "small.txt"
     words = [f"w{i}" for i in range(200)]
     vectors.write_text("".join(f"{w} {' '.join(f'{x:.5f}' for x in rng.standard_normal(8))}\n" for w in words))
-    build_word_index(home, "small", str(vectors))
+    build_word_index("small", str(vectors), home=home)
     app = create_app(home)
     service = app.config["lexprobe.service"]
     client = app.test_client()
     assert get(client, "neighbors", index="small", word="w0", k=3)[0] == 200
     assert get(client, "neighbors", index="small", word="w1", k=3)[0] == 200
     assert service.indexes.opens == 1
-    w0 = WordIndex.open(home, "small").raw[0]
+    w0 = WordIndex.open("small", home=home).raw[0]
 
     failures, stop = [], threading.Event()
 
@@ -245,8 +245,8 @@ def test_a_damaged_or_removed_index_gets_a_clear_message(tmp_path):
     home = tmp_path / "indexes"
     vectors = tmp_path / "tiny.txt"
     vectors.write_text("".join(f"w{i} {i % 3 + 1}.0 {i % 5 + 1}.0 {i % 7 + 1}.0\n" for i in range(20)))
-    build_word_index(home, "tiny", str(vectors))
-    build_word_index(home, "gone", str(vectors))
+    build_word_index("tiny", str(vectors), home=home)
+    build_word_index("gone", str(vectors), home=home)
     client = create_app(home).test_client()
     assert get(client, "neighbors", index="gone", word="w1")[0] == 200
     remove_index(home, "gone")

@@ -26,7 +26,7 @@ def test_index_reopens_with_settings_and_rows(built):
     home, spec, output = built
     expected = limit_corpus(read_corpus(spec), 30)
     assert f"built se07: {expected.targets.num_rows} targets of 30 sentences" in output
-    index = TokenIndex.open(home, "se07")
+    index = TokenIndex.open("se07", home=home)
     assert index.store.kind == "tokens" and index.dim == 384
     meta = index.settings
     assert (meta["corpus"], meta["model"], meta["layers"], meta["pooling"]) == (spec, "minilm", [4, 5], "first")
@@ -40,7 +40,7 @@ def test_index_reopens_with_settings_and_rows(built):
 
 def test_stored_vectors_equal_fresh_query_encodings(built):
     home, _, _ = built
-    index = TokenIndex.open(home, "se07")
+    index = TokenIndex.open("se07", home=home)
     rows = index.table.slice(0, 5).to_pylist()
     sentences = index.words_of([r["sentence_id"] for r in rows])
     spans = [[(r["position"], r["length"])] for r in rows]
@@ -61,7 +61,7 @@ def test_verify_info_and_sql(built, cli):
     r = cli("--home", home, "sql", "select count(*) as n, count(distinct lemma) as l from tokens", "--format", "json")
     assert r.code == 0
     n = json.loads(r.out)[0]["n"]
-    assert n == TokenIndex.open(home, "se07").table.num_rows
+    assert n == TokenIndex.open("se07", home=home).table.num_rows
 
 
 def test_jsonl_index_counts_skips(tmp_path, cli, home):
@@ -72,7 +72,7 @@ def test_jsonl_index_counts_skips(tmp_path, cli, home):
     r = cli("--home", home, "index", "tokens", "--corpus", f"jsonl:{path}", "--name", "mine", "--layer", "2")
     assert r.code == 0, r
     assert "1 targets of 1 sentences" in r.out and "skipped: 1 target span outside its sentence (first: mine.jsonl:1)" in r.out
-    index = TokenIndex.open(home, "mine")
+    index = TokenIndex.open("mine", home=home)
     assert index.settings["layers"] == [2] and index.settings["skipped"]["target span outside its sentence"]["count"] == 1
 
 

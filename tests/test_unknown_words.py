@@ -14,7 +14,7 @@ from lexprobe.kinds.words import UnknownWords, WordIndex
 
 
 def test_every_unknown_word_named_with_its_case_folded_form(glove_home):
-    glove = WordIndex.open(glove_home, "glove")
+    glove = WordIndex.open("glove", home=glove_home)
     with pytest.raises(UnknownWords) as err:
         glove.ids(["King", "queen", "qqxyzz", "Paris", "King"])
     assert err.value.words == ["King", "qqxyzz", "Paris"]
@@ -71,7 +71,7 @@ def google_subset(shared_data, tmp_path_factory):
 def test_four_column_file_matches_gensim_per_section(cli, glove_home, google_subset):
     from gensim.models import KeyedVectors
 
-    glove = WordIndex.open(glove_home, "glove")
+    glove = WordIndex.open("glove", home=glove_home)
     kv = KeyedVectors(glove.dim)
     kv.add_vectors(glove.words, np.asarray(glove.raw))
     score, sections = kv.evaluate_word_analogies(str(google_subset), restrict_vocab=300_000, case_insensitive=True)

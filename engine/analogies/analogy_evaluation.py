@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
+from ..core.conventions import Result
 from ..kinds.analogy_queries import DEFAULT_EPS
 from ..sources.datasets.bats import Coverage, Relation
 from .analogy import accuracy_tables, honest_shares, run_relations
@@ -20,8 +21,8 @@ from .decomposition import decompose_relations, relation_means
 
 
 @dataclass
-class AnalogyTest:
-    """What :func:`analogy_test` computed."""
+class AnalogyTest(Result):
+    """What :func:`analogy_test` computed; :meth:`to_arrow` is ``questions``."""
 
     questions: pa.Table            # one row per question a:a*::b:b* (a, a*, b excluded), with the gold rank
     by_relation: list[dict]        # accuracy and MRR per relation
@@ -33,6 +34,9 @@ class AnalogyTest:
     means: list[dict]              # their means per relation (Figures 1, 2, 8)
     skipped: list[dict]            # relations that could not be asked (fewer than 2 pairs), with why
     seconds: float                 # time of the usual test (with gold ranks)
+
+    def to_arrow(self) -> pa.Table:
+        return self.questions
 
     @property
     def accuracy(self) -> float:

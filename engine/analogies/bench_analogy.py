@@ -43,7 +43,7 @@ def run_analogy_bench(home: Path, words_name: str, relations: list[Relation], *,
                       restrict_vocab: int | None, seed: int, record_path: str | None, dataset: str,
                       analysis_seconds: float | None = None) -> dict:
     """Time the three ways (``analysis_seconds``: the same kernel's earlier run with gold ranks, if any)."""
-    words = WordIndex.open(home, words_name)
+    words = WordIndex.open(words_name, home=home)
     V = len(words.raw) if restrict_vocab is None else min(restrict_vocab, len(words.raw))
     _ = words.unit, words.word_to_id  # build the lookups outside the timings
     t_kernel, run = timed(lambda: run_relations(words, relations, method="add", k=1, restrict_vocab=restrict_vocab,

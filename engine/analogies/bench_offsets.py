@@ -50,13 +50,13 @@ def loop_scores(vectors: np.ndarray, start_ids: np.ndarray, end_ids: np.ndarray,
 def run_offsets_bench(home: Path, words_name: str, dataset: str, *, offsets_name: str, n_shuffles: int,
                       replicates: int, seed: int, pool_size: int, out: str | None, loop_sample: int,
                       record_path: str | None) -> dict:
-    t_table, summary = timed(lambda: run_table1(home, words_name, dataset, offsets_name=offsets_name,
+    t_table, summary = timed(lambda: run_table1(words_name, dataset, home=home, offsets_name=offsets_name,
                                                 n_shuffles=n_shuffles, replicates=replicates, seed=seed,
                                                 pool_size=pool_size, out=out))
     n_kinds = 6 - len(summary["skipped_kinds"])
     n_sets = summary["relations"] * (1 + n_kinds * replicates)
-    words = WordIndex.open(home, words_name)
-    sample = relation_sets(OffsetIndex.open(home, offsets_name).select(kind="true"))[:loop_sample]
+    words = WordIndex.open(words_name, home=home)
+    sample = relation_sets(OffsetIndex.open(offsets_name, home=home).select(kind="true"))[:loop_sample]
     perms = [shuffles(r.start_ids, r.end_ids, n_shuffles, shuffle_rng(seed, r.relation)) for r in sample]
     t_loop, loop = timed(lambda: [loop_scores(words.raw, r.start_ids, r.end_ids, p) for r, p in zip(sample, perms)])
     t_vec, vec = timed(lambda: [offset_scores(words.raw, r.start_ids, r.end_ids, n_shuffles=n_shuffles,

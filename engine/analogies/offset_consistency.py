@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..sources.datasets.word_lines import word_lines
+from ..core.conventions import Result
 from ..core.errors import InputError, LexprobeError
 from ..core.seeds import rng_for
 from ..kinds.offsets import offset_table
@@ -178,8 +179,9 @@ def shuffles(start_ids: np.ndarray, end_ids: np.ndarray, count: int, rng: np.ran
 
 
 @dataclass
-class OffsetScores:
-    """OCS and PCS of one set of pairs, with what they were computed from."""
+class OffsetScores(Result):
+    """OCS and PCS of one set of pairs, with what they were computed from; :meth:`to_arrow` is one row
+    (``ocs``, ``pcs``, ``n_pairs``)."""
 
     ocs: float
     pcs: float
@@ -187,6 +189,9 @@ class OffsetScores:
     aucs: np.ndarray            # one AUC per shuffled set
     similarities: np.ndarray    # sim(O) of the true offsets
     permutations: np.ndarray    # (shuffles, n) the shuffles used
+
+    def to_arrow(self) -> pa.Table:
+        return pa.table({"ocs": [self.ocs], "pcs": [self.pcs], "n_pairs": [self.n_pairs]})
 
 
 def pcs_from_units(true_unit: np.ndarray, shuffled_unit: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:

@@ -22,9 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..core import vector_index as vindex
+from ..core.conventions import old_order
 from ..core.errors import LexprobeError
 from ..core.progress import bar
-from ..core.store import DEFAULT_SHARD_ROWS, check_new_index, write_lock
+from ..core.store import DEFAULT_SHARD_ROWS, check_new_index, home_path, write_lock
 from ..kinds.tokens import encode_corpus, limit_corpus, write_token_index
 from ..sources.datasets.corpora import provenance, read_corpus
 from ..sources.datasets.corpus import Corpus
@@ -159,8 +160,9 @@ def default_workers(threads: int) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)) // max(1, threads))
 
 
-def build_token_index_ray(home: Path, name: str, model: str = DEFAULT_ENCODER, corpus_spec: str = "", *,
-                          layers: Sequence[int] | None = None, pooling: str = "mean",
+@old_order("home", "name", "model", "corpus_spec")
+def build_token_index_ray(name: str, model: str = DEFAULT_ENCODER, corpus_spec: str = "", *,
+                          home: str | Path | None = None, layers: Sequence[int] | None = None, pooling: str = "mean",
                           batch_tokens: int = DEFAULT_BATCH_TOKENS, max_sentences: int | None = None,
                           threads: int | None = None, workers: int | None = None,
                           block_sentences: int = DEFAULT_BLOCK_SENTENCES, params: vindex.IndexParams | None = None,
@@ -170,6 +172,7 @@ def build_token_index_ray(home: Path, name: str, model: str = DEFAULT_ENCODER, c
     actor count (default one per ``threads`` CPUs of the cluster), ``threads`` per actor (default 1), the
     block size and the cluster address; or an existing ``pool``. Returns the local build's summary plus
     ``workers``, ``blocks`` and ``wall_tokens_per_s`` (subword tokens over the wall time of the encoding)."""
+    home = home_path(home)
     check_new_index(home, name, replace=replace)
     params = params or vindex.IndexParams()
     if params.index_type not in vindex.INDEX_TYPES:

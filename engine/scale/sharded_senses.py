@@ -25,11 +25,11 @@ class RayEngine:
         self.address, self.workers, self.block_sentences, self.groups = address, workers, block_sentences, groups
         self.served: list[ShardedVectors] = []
 
-    def build(self, home: Path, name: str, model: str, corpus_spec: str, **options) -> dict:
-        return build_token_index_ray(home, name, model, corpus_spec, workers=self.workers,
+    def build(self, name: str, model: str, corpus_spec: str, *, home: Path, **options) -> dict:
+        return build_token_index_ray(name, model, corpus_spec, home=home, workers=self.workers,
                                      block_sentences=self.block_sentences, address=self.address, **options)
 
-    def open(self, home: Path, name: str) -> TokenIndex:
+    def open(self, name: str, *, home: Path) -> TokenIndex:
         """The token index with its vectors on Ray: ``vectors`` searches the shard groups, ``unit`` gathers rows
         from them on demand."""
         store = open_index(home, name, kind=TokenIndex.kind, verify=False)

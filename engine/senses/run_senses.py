@@ -110,7 +110,7 @@ def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] |
     name, n = base, 2
     while (home / name).exists():
         name, n = f"{base}-{n}", n + 1
-    (build or build_token_index)(home, name, model, want, layers=layers, pooling=pooling,
+    (build or build_token_index)(name, model, want, home=home, layers=layers, pooling=pooling,
                                  max_sentences=max_sentences)
     return name, True
 
@@ -139,12 +139,12 @@ def run_senses(home: Path, database_spec: str, queries_spec: str, settings: Sequ
         q_name, q_built = (d_name, False) if same else token_index_for(home, queries_spec, model, layers,
                                                                        options.pooling, options.query_sentences,
                                                                        build)
-        d_index = open_index(home, d_name)
+        d_index = open_index(d_name, home=home)
         database = Instances(d_index.table, d_index.unit)
         if same:
             queries = database
         else:
-            q_index = open_index(home, q_name)
+            q_index = open_index(q_name, home=home)
             queries = Instances(q_index.table, q_index.unit)
         left_out = {}
         if not options.proper_names:

@@ -39,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..core.conventions import Result
 from ..core.progress import bar
 from .sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES, assign_cells, query_statistics
 
@@ -279,12 +280,15 @@ def _list_column(matrix: np.ndarray) -> pa.FixedSizeListArray:
 
 
 @dataclass
-class SenseRanking:
-    """What :func:`sense_ranking` computed: one row per query and the paper's Table 1 cells."""
+class SenseRanking(Result):
+    """What :func:`sense_ranking` computed: one row per query (:meth:`to_arrow`) and the paper's Table 1 cells."""
 
     queries: pa.Table        # per query: rank_senses' columns (lemma_freq, sense_ratio, cell, ap, p_at_k, ...)
     cells: list[dict]        # per cell and "all": queries, lemmas, mean P@k, MAP and the random baseline's
     skips: dict              # queries left out, by reason
+
+    def to_arrow(self) -> pa.Table:
+        return self.queries
 
 
 def sense_ranking(database, queries=None, *, lemma_edges=DEFAULT_LEMMA_EDGES, ratio_edges=DEFAULT_RATIO_EDGES,
@@ -300,8 +304,8 @@ def sense_ranking(database, queries=None, *, lemma_edges=DEFAULT_LEMMA_EDGES, ra
     ...         ("grass grew on the bank of the river", 4, "slope"), ("he robbed the bank at noon", 3, "money")]
     >>> _ = corpus.write_text("\\n".join(json.dumps({"text": t, "targets": [{"position": p, "sense": s, "lemma": "bank"}]})
     ...                                  for t, p, s in rows))
-    >>> _ = lexprobe.build_token_index(home, "bank", "minilm", f"jsonl:{corpus}")
-    >>> ranking = lexprobe.sense_ranking(lexprobe.open_index("bank", home), k_max=2, min_sense_count=2)
+    >>> _ = lexprobe.build_token_index("bank", "minilm", f"jsonl:{corpus}", home=home)
+    >>> ranking = lexprobe.sense_ranking(lexprobe.open_index("bank", home=home), k_max=2, min_sense_count=2)
     >>> len(ranking.queries), [c["cell"] for c in ranking.cells][-1]
     (6, 'all')
     """

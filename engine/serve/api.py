@@ -139,8 +139,8 @@ class Service:
         method = choice(params, "method", METHODS, "add")
         honest = flag(params, "honest")
         rows = [{"a": a, "a_star": a_star, "b": b, "rank": r, "word": word, "score": score}
-                for r, (word, score) in enumerate(index.analogy(a, a_star, b, topn=k, method=method,
-                                                                exclude=not honest), 1)]
+                for r, (word, score) in enumerate(index.analogy(a, a_star, b, k=k, method=method,
+                                                                exclude_inputs=not honest), 1)]
         return {"index": index.name, "method": method, "honest": honest, "k": k, "rows": rows}
 
     # --------------------------------------------------------------------------------------- offsets

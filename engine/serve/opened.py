@@ -73,7 +73,7 @@ class OpenIndexes:
         with lock:  # one open per index at a time; the others wait for it and reuse it
             entry = self._entries.get(name)
             if entry is None or entry.stamp != stamp or not isinstance(entry.view, view_class):
-                view = view_class.open(self.home, name)
+                view = view_class.open(name, home=self.home)
                 self.opens += 1
                 entry = self._entries[name] = _Entry(stamp, view)
             return entry.view

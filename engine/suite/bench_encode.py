@@ -96,7 +96,7 @@ def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str 
         from ..kinds.tokens import build_token_index
 
         home, name = build_index
-        summary = build_token_index(home, name, model, corpus_spec, layers=layers, pooling=pooling,
+        summary = build_token_index(name, model, corpus_spec, home=home, layers=layers, pooling=pooling,
                                     batch_tokens=batch_tokens, threads=threads)
         e = summary["encode"]
         rows.append({"method": f"whole index build of {corpus_spec} (read, encode, shards, FAISS)",

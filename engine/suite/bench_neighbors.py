@@ -68,7 +68,7 @@ def run_neighbors_bench(home: Path, name: str, *, n_queries: int = 8192, small_b
     """Time every method for every k; returns the ratios (``speedup``: against FAISS's large-batch path at
     k = 10, or the middle k) and the markdown record."""
     load_before = os.getloadavg()
-    index = WordIndex.open(home, name)
+    index = WordIndex.open(name, home=home)
     unit = np.ascontiguousarray(index.unit)
     rng = np.random.default_rng(seed)
     live = np.array(sorted(index.word_to_id.values()), dtype=np.int64)

@@ -67,7 +67,7 @@ def _analogy(ctx: SuiteRun) -> dict:
     from ..analogies.bench_analogy import run_analogy_bench
 
     name = _glove(ctx)
-    relations, _ = apply_vocab(read_bats(str(_need(ctx, "bats"))), WordIndex.open(ctx.home, name).word_to_id)
+    relations, _ = apply_vocab(read_bats(str(_need(ctx, "bats"))), WordIndex.open(name, home=ctx.home).word_to_id)
     return run_analogy_bench(ctx.home, name, relations, sample=2000, faiss_sample=2000, restrict_vocab=None,
                              seed=ctx.seed, record_path=ctx.record_path("analogy"), dataset="bats")
 
