@@ -9,6 +9,7 @@ import pytest
 from PIL import Image as PILImage
 
 from lexprobe.runs import plots
+from lexprobe.core.findings import Criterion, Evidence, Finding
 from lexprobe.runs.report import Report, Section, Table, to_html, to_markdown
 
 
@@ -70,18 +71,18 @@ def test_axes_do_not_exaggerate_and_legends_sit_outside(tmp_path, captured):
 
 
 def test_report_opens_with_findings_table(tmp_path):
-    section = Section("offsets", "Offsets", "analogies", tables=[
-        Table("Table 1", [{"relation": "I01", "pcs": 0.9}], finding="PCS is high for inflections.",
-              observed="mean PCS 0.90 [0.85, 0.94]", agrees=True),
-        Table("coverage", [{"relation": "I01", "kept": 48}])])
+    high = Finding("analogies", "PCS is high for inflections.", Criterion("PCS above 0.5", lambda ev: ev[0].low > 0.5),
+                   (Evidence("mean PCS", 0.9, 0.85, 0.94),), section="offsets")
+    section = Section("offsets", "Offsets", "analogies", findings=[high], tables=[
+        Table("Table 1", [{"relation": "I01", "pcs": 0.9}]), Table("coverage", [{"relation": "I01", "kept": 48}])])
     skipped = Section("senses", "Word senses", "senses", status="skipped", note="dataset 'semcor' not found")
     report = Report("lexprobe", [section, skipped], settings={"seed": 0})
     md = to_markdown(report)
     headings = [line for line in md.splitlines() if line.startswith("## ")]
     assert headings[0] == "## Findings" and md.index("## Findings") < md.index("## Settings")
     table = md.split("## Findings")[1].split("## ")[0]
-    assert "| analysis | the paper says | this run | verdict |" in table
-    assert "| Offsets: Table 1 | PCS is high for inflections. | mean PCS 0.90 [0.85, 0.94] | agrees |" in table
+    assert "| paper | finding | this run | verdict |" in table
+    assert "| analogies | [PCS is high for inflections.](#offsets) | mean PCS 0.900 [0.850, 0.940] | agrees |" in table
     assert "Word senses" in table and "skipped" in table and "coverage" not in table
     page = to_html(report, tmp_path)
-    assert page.index("<h2>Findings</h2>") < page.index("<h2>Settings</h2>") and "the paper says" in page
+    assert page.index("<h2>Findings</h2>") < page.index("<h2>Settings</h2>") and "<th>finding</th>" in page

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from lexprobe.core.errors import LexprobeError
+from lexprobe.core.findings import Criterion, Evidence, Finding
 from lexprobe.runs.report import Image, Report, Section, Table, write_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
@@ -22,10 +23,12 @@ RED = (1.0, 0.0, 0.0)  # the fixture plot's colour: nothing else on the page is 
 class _Refs(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.imgs, self.links = [], []
+        self.imgs, self.links, self.ids = [], [], []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.append(attrs["id"])
         if tag == "img":
             self.imgs.append(attrs.get("src", ""))
         for key in ("href", "src"):
@@ -38,10 +41,12 @@ def _fixture_report(run: Path) -> Report:
 
     (run / "stage").mkdir(parents=True)
     plt.imsave(run / "stage" / "red.png", np.broadcast_to(np.array(RED), (120, 480, 3)).copy())
+    finding = Finding("analogies", "the paper found X", Criterion("X above 0.3", lambda ev: ev[0].low > 0.3),
+                      (Evidence("this run found X", 0.5, 0.4, 0.6, 10),), section="demo")
     section = Section("demo", "A demo stage", "analogies", note="fixture", text=["Index `glove` **reused**."],
+                      findings=[finding],
                       tables=[Table("Accuracy <per> relation", [{"relation": "I01 <script>", "accuracy": 0.5},
-                                                                {"relation": "I02", "accuracy": 0.25}],
-                                    finding="the paper found X", observed="this run found X", agrees=True)],
+                                                                {"relation": "I02", "accuracy": 0.25}])],
                       images=[Image("stage/red.png", "a red block")], settings={"seed": 3}, seconds=1.5)
     skipped = Section("later", "A later stage", "senses", status="skipped", note="not available yet")
     return Report("demo report", [section, skipped], settings={"seed": 3, "models": {"glove": "1.0"}}, seconds=2.0)
@@ -51,7 +56,8 @@ def test_markdown_and_html_from_a_fixture_section(tmp_path):
     paths = write_report(_fixture_report(tmp_path), tmp_path)
     md = paths["md"].read_text()
     assert "| relation | accuracy |" in md and "| I02 | 0.2500 |" in md
-    assert "> **Paper:** the paper found X" in md and "this run found X — **agrees**" in md
+    assert "> **Paper:** the paper found X" in md
+    assert "> **This run:** this run found X 0.500 [0.400, 0.600] (n = 10) — **agrees**" in md
     assert "![a red block](stage/red.png)" in md and (tmp_path / "stage" / "red.png").exists()
     assert "skipped: not available yet" in md
     details = md[md.index("## Settings"):]  # after the opening findings table
@@ -62,7 +68,7 @@ def test_markdown_and_html_from_a_fixture_section(tmp_path):
     refs.feed(page)
     assert len(refs.imgs) == 1 and refs.imgs[0].startswith("data:image/png;base64,")
     assert base64.b64decode(refs.imgs[0].split(",", 1)[1]) == (tmp_path / "stage" / "red.png").read_bytes()
-    assert refs.links == []  # nothing outside the file
+    assert refs.links and all(link[1:] in refs.ids for link in refs.links)  # nothing outside the file
     assert "<script>" not in page and "I01 &lt;script&gt;" in page
     assert "<code>glove</code>" in page and "<strong>reused</strong>" in page
 

@@ -181,21 +181,15 @@ def run_table1(home: Path, words_name: str, dataset: str, *, offsets_name: str, 
 # ------------------------------------------------------------------------- the main job's stages
 
 
-def honest_table(title: str, shares: dict[str, float], n: int, *, gold: str, finding: str) -> Table:
-    """What the honest test returns (``shares`` of ``n`` questions, key ``gold`` the gold answer) with Wilson
-    95% intervals; the verdict: b is returned most often, its interval above every other share's."""
+def add_honest_test(section: Section, title: str, shares: dict[str, float], n: int, *, dataset: str) -> None:
+    """What the honest test returns (``shares`` of ``n`` questions) with Wilson 95% intervals, as a table of
+    ``section`` and its finding (:func:`lexprobe.analogies.analogy_claims.honest_returns_b`)."""
     from .analogy import share_intervals
+    from .analogy_claims import honest_returns_b
 
     rows = share_intervals(shares, n)
-    by_key = {r["returned"]: r for r in rows}
-    b = by_key["b"]
-    clear = all(b["low"] > r["high"] for r in rows if r["returned"] != "b")
-    interval = lambda r: f"{r['share']:.1%} [{r['low']:.1%}, {r['high']:.1%}]"
-    return Table(title, rows, ["returned", "count", "share", "low", "high"], finding=finding,
-                 observed=f"of {n} questions the honest test returns b {interval(b)}, the gold answer "
-                          f"{interval(by_key[gold])}, other words {interval(by_key['other'])} (Wilson 95%); "
-                          "criterion: b most frequent, its interval above every other share's",
-                 agrees=clear)
+    section.findings.append(honest_returns_b(rows, n, dataset=dataset, section=section.key))
+    section.tables.append(Table(title, rows, ["returned", "count", "share", "low", "high"]))
 
 
 def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -259,10 +253,8 @@ def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
     shares = {"b": float((honest == ids[:, 2]).mean()), "a*": float((honest == ids[:, 1]).mean()),
               "a": float((honest == ids[:, 0]).mean()), "gold b*": float((honest == gold).mean())}
     shares["other"] = 1.0 - sum(shares.values())
-    section.tables.append(honest_table(
-        "What the honest test (inputs not excluded) returns", shares, len(gold), gold="gold b*",
-        finding="Without excluding a, a* and b, 3CosAdd tends to return one of the inputs, most of the time b "
-                "(Linzen 2016, confirmed in section 3)."))
+    add_honest_test(section, "What the honest test (inputs not excluded) returns", shares, len(gold),
+                    dataset="Google")
     labels = [r["section"] for r in rows[:-1]]
     plots.bar_chart(run_dir.file("google_accuracy.png"), labels,
               {"inputs excluded": [r["accuracy"] for r in rows[:-1]],
@@ -282,6 +274,7 @@ def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
 def analogy_stage(run_dir: RunDir, settings) -> Section:
     """3CosAdd over every BATS tuple with the honest test, and the score decomposition (Figures 1, 2, 8) on
     the raw GloVe vectors (:func:`run_analogy`). ``--quick``: the first 12 pairs of each relation."""
+    from .analogy_claims import figure1
     from .decomposition import figure1_claims
     from ..kinds.words import WordIndex
     from ..sources.datasets.analogy_sets import usable_relations
@@ -301,24 +294,11 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
                         f"{sum(c.identity for c in coverage)} (the coverage table counts both per relation).")
     section.tables.append(Table("3CosAdd accuracy by broad category (a, a*, b excluded)", run.test.by_category))
     picks = {k: shares[k] for k in ("b", "a_star", "a", "gold", "other")}
-    section.tables.append(honest_table(
-        "What the honest test (nothing excluded) returns on BATS", picks, shares["questions"], gold="gold",
-        finding="Without excluding the inputs, one of them tends to be the response, most of the time b (section 3)."))
+    add_honest_test(section, "What the honest test (nothing excluded) returns on BATS", picks, shares["questions"],
+                    dataset="BATS")
     claims = figure1_claims(means)
-    held = [c["holding"] for c in claims]
-    n = len(means)
-    agrees = held[0] == n and held[1] == n and held[2] >= 0.9 * n
-    section.tables.append(Table(
-        "Figure 1's three claims, each counted over the relations", claims,
-        finding="Within-pair similarity is positive and large compared to the other terms; offset similarities "
-                "are almost always smaller, but always positive (Figure 1).",
-        observed="; ".join(f"({k}) {c['claim']}: {c['holding']}/{n}"
-                           + (f" (exceptions {c['exceptions']})" if c["exceptions"] and c["holding"] > n / 2 else "")
-                           for k, c in enumerate(claims, 1))
-                 + f"; criterion: (1) and (2) in every relation, (3) in at least 90% ({int(np.ceil(0.9 * n))})"
-                 + ("" if agrees else "; likely cause of the difference: GloVe 50d vectors here, word2vec 300d "
-                                      "in the paper"),
-        agrees=agrees))
+    section.findings.append(figure1(claims, section=section.key))
+    section.tables.append(Table("Figure 1's three claims, each counted over the relations", claims))
     section.tables.append(Table(
         "Score decomposition: mean terms per relation (Figure 1), reference (Figure 8) and Delta_sim (Figure 2)",
         means, ["relation", "category", "tuples", "score", "within", "offset", "start_offset", "ref_within",
@@ -336,6 +316,7 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
 
 def offsets_stage(run_dir: RunDir, settings) -> Section:
     """Table 1 and Figure 5 (:func:`run_table1`) over the GloVe word index and BATS."""
+    from .analogy_claims import table1_ocs, table1_pcs
     from ..core.store import open_index
     from ..kinds.offsets import build_offset_index
 
@@ -350,38 +331,20 @@ def offsets_stage(run_dir: RunDir, settings) -> Section:
     shuffles, replicates = (10, 2) if settings.quick else (50, 10)
     summary = run_table1(settings.home, "glove", spec, offsets_name="glove-bats-offsets", n_shuffles=shuffles,
                          replicates=replicates, seed=settings.seed, out=run_dir.path)
-    overall = {r["set"]: r for r in summary["table1"] if r["category"] == "all"}
-    bats, randoms = overall["bats"], [r for k, r in overall.items() if k != "bats"]
-    rule = summary["table1_rule"]
-    failing = [r for r in rule if not r["within"]]
-    bats_rows = [r for r in summary["table1"] if r["set"] == "bats"]
+    overall = [r for r in summary["table1"] if r["category"] == "all"]
     section = Section("offsets", TITLES["offsets"], "analogies")
     section.text.append("Offsets index `glove-bats-offsets` " + ("reused." if built["reused"] else
                         f"built ({built['reason']}).") + f" {summary['relations']} relations; skipped: "
                         f"{', '.join(summary['skipped_relations']) or 'none'}.")
+    section.findings += [table1_pcs(summary["table1"], summary["table1_rule"], section=section.key),
+                         table1_ocs(summary["table1"], section=section.key)]
     section.tables.append(Table(
-        "Table 1: OCS and PCS of BATS and of the random analogy sets (by broad category)", summary["table1"],
-        finding="The real BATS sets show PCS above chance; all random analogy sets show PCS of 0.5 "
-                "(within one half-interquartile-range).",
-        observed=f"criterion |PCS - 0.5| <= IQR/2 in every (category, set) row: {len(rule) - len(failing)}/"
-                 f"{len(rule)} random-set rows pass"
-                 + ("" if not failing else "; failing: " + ", ".join(
-                     f"{r['set']}/{r['category']} (|{r['pcs']:.4f} - 0.5| = {r['distance']:.4f} > "
-                     f"{r['half_iqr']:.4f})" for r in failing))
-                 + f"; BATS PCS {bats['pcs']:.3f} [IQR {bats['pcs_iqr']:.3f}], by category "
-                 + ", ".join(f"{r['category']} {r['pcs']:.3f}" for r in bats_rows if r["category"] != "all"),
-        agrees=all(r["pcs"] > 0.5 for r in bats_rows) and not failing))
-    others = [r["ocs"] for r in randoms if r["set"] != "random-both"]
-    section.tables.append(Table(
-        "OCS of the random sets (all relations)", [{"set": r["set"], "ocs": r["ocs"], "ocs_iqr": r["ocs_iqr"]}
-                                                   for r in overall.values()],
-        finding="The fully random set has an OCS of zero; the other random analogy sets all show non-zero OCS.",
-        observed=f"random-both OCS {overall['random-both']['ocs']:.3f}; other random sets "
-                 f"{min(others):.3f}..{max(others):.3f}",
-        agrees=abs(overall["random-both"]["ocs"]) < 0.05 and min(others) > abs(overall["random-both"]["ocs"])))
+        "Table 1: OCS and PCS of BATS and of the random analogy sets (by broad category)", summary["table1"]))
+    section.tables.append(Table("OCS of the random sets (all relations)",
+                                [{"set": r["set"], "ocs": r["ocs"], "ocs_iqr": r["ocs_iqr"]} for r in overall]))
     section.tables.append(Table(
         "Table 1's rule per broad category and set: is a random set's PCS within one half-interquartile range of "
-        "0.5?", rule, ["category", "set", "pcs", "distance", "half_iqr", "within"]))
+        "0.5?", summary["table1_rule"], ["category", "set", "pcs", "distance", "half_iqr", "within"]))
     section.tables.append(Table("OCS and PCS per relation (mean over replicates)", summary["table1_relations"],
                                 ["relation", "category", "n_pairs", "bats_ocs", "bats_pcs", "permuted_pcs",
                                  "random-both_ocs", "random-both_pcs"]))

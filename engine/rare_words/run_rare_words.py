@@ -90,23 +90,16 @@ def ota_stage(run_dir: RunDir, settings) -> Section:
     OpenMP threads spinning against each other made it about 10 times slower (measured here: 100 iterations
     of 8 words, 54 s of CPU on two threads, 5 s on one).
     """
-    from .ota_recovery import winner
+    from .rare_word_claims import ota_recovery
 
     n_words, iterations = (8, 200) if settings.quick else (16, 600)
     res = run_ota_recovery("minilm", run_dir.path, n_words=n_words, iterations=iterations,
                            contexts=("static", "random"), every=50, seed=settings.seed, threads=1)
-    ends = {r["contexts"]: r for r in res["summary"]}
-    best = winner(res["summary"])
-    improved = all(r["end"] < 0.5 * r["start"] for r in ends.values())
     section = Section("ota", OTA_TITLE, "rare-words")
+    section.findings.append(ota_recovery(res["summary"], section=section.key))
     section.tables.append(Table(
         "Mean cosine distance to the true embedding: start, end, and iterations to 95% of the final quality",
-        res["summary"], ["contexts", "init", "lr", "start", "end", "best_iteration", "its_to_95", "stop_it"],
-        finding="Both context variants move far from their start towards the true embeddings; random contexts "
-                "end closer than static ones (Figure 1).",
-        observed=f"distance static {ends['static']['start']:.3f} -> {ends['static']['end']:.3f}, random "
-                 f"{ends['random']['start']:.3f} -> {ends['random']['end']:.3f}; lower: {best}",
-        agrees=improved and best == "random"))
+        res["summary"], ["contexts", "init", "lr", "start", "end", "best_iteration", "its_to_95", "stop_it"]))
     section.images.append(Image("recovery.png", "Figure 1: mean cosine distance to e(w) against iterations"))
     section.settings = {"model": "minilm", "words": f"{n_words} one-token words (seed {settings.seed})",
                         "iterations": iterations, "init": "zeros", "lr": 1e-3}
@@ -236,7 +229,8 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
     A sample of entries per relation (``STAGE_MODELS``, seeded) and a short OTA keep the stage within minutes; it
     runs on one torch thread like the OTA stage.
     """
-    from .wnlampro_build import TABLE4_CAUSES, table4, table4_against_paper
+    from .rare_word_claims import frequency_effect, ota_vs_baselines, table4 as table4_finding
+    from .wnlampro_build import table4, table4_against_paper
 
     runs = [_stage_model(run_dir, settings, model) for model in STAGE_MODELS]
     buckets = ("rare", "medium", "frequent", "all")
@@ -251,50 +245,26 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
         section.tables.append(Table(f"Table 4 ({run['model']}): entries by relation and frequency bucket",
                                     table4(run["entries"])))
     versus = [{"model": run["model"], **r} for run in runs for r in table4_against_paper(run["entries"])]
-    section.tables.append(Table(
-        "Table 4 rebuilt beside the paper's (ratio = rebuilt / paper)", versus,
-        finding="Table 4: antonym 366, hypernym 7,726, cohyponym+ 10,826, corruption 2,880 entries.",
-        observed="; ".join(f"{r['model']} {r['relation']} {r['entries']} vs {r['paper_entries']} "
-                           f"({r['entries_ratio']:.2f}x), mean targets {r['mean_targets']:.1f} vs "
-                           f"{r['paper_mean_targets']:.1f}" for r in versus if r["bucket"] == "all")
-                 + " (criterion: every relation within 15% of the paper's entries and mean targets). Causes of the "
-                 "differences: " + " ".join(f"{k}: {v}" for k, v in TABLE4_CAUSES.items()),
-        agrees=all(abs(r["entries_ratio"] - 1) <= 0.15 and abs(r["targets_ratio"] - 1) <= 0.15
-                   for r in versus if r["bucket"] == "all")))
+    section.findings.append(table4_finding(versus, section=section.key))
+    section.tables.append(Table("Table 4 rebuilt beside the paper's (ratio = rebuilt / paper)", versus))
     by_bucket = [{"model": run["model"], "strategy": s, **{b: run["mrr"](s, b) for b in buckets}}
                  for run in runs for s in STAGE_STRATEGIES]
     by_bucket += [{"model": run["model"], "strategy": "random",
                    **{b: run["result"]["summary"]["random_mrr_by_bucket"].get(b) for b in buckets}} for run in runs]
     effect = [{"model": run["model"], "strategy": s, "rare": run["mrr"](s, "rare"),
                "frequent": run["mrr"](s, "frequent"), **{f"frequent - rare {k}": run["frequency"][s][k]
-                                                        for k in ("difference", "low", "high")}}
+                                                        for k in ("difference", "low", "high", "entries")}}
               for run in runs for s in STAGE_STRATEGIES]
     section.tables.append(Table("MRR by keyword frequency, model and strategy (Figure 2)", by_bucket))
+    section.findings.append(frequency_effect(effect, section=section.key))
     section.tables.append(Table(
-        "The frequency effect: MRR of frequent minus rare keywords, with its bootstrap 95% interval", effect,
-        finding="For all models the score depends heavily on the word frequency (rare words score lowest).",
-        observed="; ".join(f"{run['model']} original {run['frequency']['original']['difference']:+.4f} "
-                           f"[{run['frequency']['original']['low']:+.4f}, {run['frequency']['original']['high']:+.4f}]"
-                           for run in runs)
-                 + f"; interval above 0 in {sum(r['frequent - rare low'] > 0 for r in effect)}/{len(effect)} "
-                   "(model, strategy) rows (entries resampled within relation and bucket; the buckets are different "
-                   "entries, so not paired); criterion: the interval lies above 0 for every model's original "
-                   "keywords",
-        agrees=all(run["frequency"]["original"]["low"] > 0 for run in runs)))
+        "The frequency effect: MRR of frequent minus rare keywords, with its bootstrap 95% interval", effect))
     versus_baselines = [{"model": run["model"], **{s: run["mrr"](s, "all") for s in STAGE_STRATEGIES},
                          "best baseline": run["best"], **{f"ota - best {k}": run["gap"][k]
-                                                          for k in ("difference", "low", "high")}} for run in runs]
-    section.tables.append(Table(
-        "OTA against the subword baselines (MRR, all entries)", versus_baselines,
-        finding="OTA performs much better than the first, last and avg baselines, and close to the original "
-                "multi-token keyword.",
-        observed="; ".join(f"{run['model']}: OTA {run['mrr']('ota', 'all'):.4f}, best baseline ({run['best']}) "
-                           f"{run['mrr'](run['best'], 'all'):.4f}, original {run['mrr']('original', 'all'):.4f}; "
-                           f"OTA minus {run['best']} {run['gap']['difference']:+.4f} [{run['gap']['low']:+.4f}, "
-                           f"{run['gap']['high']:+.4f}] over {run['gap']['entries']} entries" for run in runs)
-                 + " (paired bootstrap 95%, resampled within relation and bucket); criterion: the interval lies "
-                   "above 0 for every model (how much better is the size of the difference, not judged)",
-        agrees=all(run["gap"]["low"] > 0 for run in runs)))
+                                                          for k in ("difference", "low", "high", "entries")}}
+                        for run in runs]
+    section.findings.append(ota_vs_baselines(versus_baselines, section=section.key))
+    section.tables.append(Table("OTA against the subword baselines (MRR, all entries)", versus_baselines))
     for run in runs:
         section.tables.append(Table(f"MRR (95% bootstrap interval), P@3 and P@10 by relation and bucket "
                                     f"({run['model']})", _with_intervals(run, settings.seed)))

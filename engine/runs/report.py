@@ -1,11 +1,12 @@
-"""The run report: first a findings table (per finding: what the paper says, what this run found, the
-verdict), then the details: sections grouped by paper, each with tables, plots and settings, and beside each
-table the paper's finding in one line and whether this run agrees.
+"""The run report: first the findings table (one line per finding: the paper's claim in a few words, the key
+numbers with their intervals, the verdict, a link to its section), then the details: sections grouped by
+paper, each with its findings (the paper's words, the criterion, every number, causes), tables, plots and
+settings.
 
-Written twice from the same model: ``report.md`` (images linked, relative to the run folder) and
+Written three times from the same model: ``report.md`` (images linked, relative to the run folder),
 ``report.html``, self-contained (images embedded as base64 ``data:`` URIs, minimal inline CSS), so it opens in
-any browser, alone, by mail or offline. ``report.json`` holds the same numbers without timings, so two runs
-with the same seed can be compared file to file.
+any browser, alone, by mail or offline, and ``report.json``: the findings as structured data and the sections'
+numbers, without timings, so two runs with the same seed can be compared file to file.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import LexprobeError
+from ..core.findings import AGREES, DISAGREES, Finding
 from ..core.formatting import _cell, markdown_table
 from .run_dir import RunDir
 
@@ -32,14 +34,11 @@ _MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg
 
 @dataclass
 class Table:
-    """A result table and, when the paper states one, its finding and whether this run agrees."""
+    """A result table."""
 
     title: str
     rows: list[dict]
     columns: list[str] | None = None
-    finding: str = ""            # the paper's own finding, one line
-    observed: str = ""           # what this run found, one line
-    agrees: bool | None = None   # None: no comparison made
 
 
 @dataclass
@@ -52,7 +51,7 @@ class Image:
 
 @dataclass
 class Section:
-    """One stage's part of the report."""
+    """One stage's part of the report; ``key`` is its anchor (what its findings' ``section`` names)."""
 
     key: str
     title: str
@@ -60,6 +59,7 @@ class Section:
     status: str = "done"                         # done | skipped | failed
     note: str = ""
     text: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     images: list[Image] = field(default_factory=list)
     settings: dict = field(default_factory=dict)
@@ -74,29 +74,26 @@ class Report:
     seconds: float | None = None
 
 
-def _verdict(table: Table) -> str:
-    return {True: "agrees", False: "does not agree", None: "not compared"}[table.agrees]
-
-
 def _grouped(report: Report) -> list[tuple[str, list[Section]]]:
     keys = list(PAPERS) + [s.paper for s in report.sections if s.paper not in PAPERS]
     groups = [(k, [s for s in report.sections if s.paper == k]) for k in dict.fromkeys(keys)]
     return [(k, ss) for k, ss in groups if ss]
 
 
-FINDINGS_COLUMNS = ["analysis", "the paper says", "this run", "verdict"]
+FINDINGS_COLUMNS = ["paper", "finding", "this run", "verdict"]
 
 
 def findings(report: Report) -> list[dict]:
-    """One row per table that states a finding (and per stage that did not run): the report's opening table."""
+    """The report's opening table: one row per finding, and one per stage that did not run, in report order.
+    ``finding`` and ``section`` are the link's text and anchor."""
     rows = []
-    for _, sections in _grouped(report):
+    for paper, sections in _grouped(report):
         for s in sections:
             if s.status != "done":
-                rows.append({"analysis": s.title, "the paper says": "", "this run": _status_line(s),
+                rows.append({"paper": paper, "finding": s.title, "section": s.key, "this run": "not run",
                              "verdict": s.status})
-            rows += [{"analysis": f"{s.title}: {t.title}", "the paper says": t.finding, "this run": t.observed,
-                      "verdict": _verdict(t)} for t in s.tables if t.finding or t.observed]
+            rows += [{"paper": paper, "finding": f.claim, "section": f.section or s.key, "this run": f.observed(),
+                      "verdict": f.verdict} for f in s.findings]
     return rows
 
 
@@ -120,27 +117,39 @@ def _status_line(section: Section) -> str:
 # ------------------------------------------------------------------------------------------- markdown
 
 
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _md_findings(rows: list[dict]) -> str:
+    linked = [{**r, "finding": f"[{_md_cell(r['finding'])}](#{r['section']})", "this run": _md_cell(r["this run"])}
+              for r in rows]
+    return markdown_table(linked, FINDINGS_COLUMNS)
+
+
+def _md_finding(f: Finding) -> list[str]:
+    out = [f"> **Paper:** {f.claim}  ", f"> **Criterion:** {f.criterion.text}  ",
+           f"> **This run:** {f.observed(with_n=True)} — **{f.verdict}**", ""]
+    return out + [p for d in f.details for p in (d, "")]
+
+
 def to_markdown(report: Report) -> str:
     out = [f"# {report.title}", ""]
     if report.seconds is not None:
         out += [f"Total time: {report.seconds:.1f} s", ""]
     rows = findings(report)
     if rows:
-        out += ["## Findings", "", markdown_table(rows, FINDINGS_COLUMNS), ""]
+        out += ["## Findings", "", _md_findings(rows), ""]
     if report.settings:
         out += ["## Settings", "", markdown_table(_settings_rows(report.settings), ["setting", "value"]), ""]
     for paper, sections in _grouped(report):
         out += [f"## {PAPERS.get(paper, paper)}", ""]
         for s in sections:
-            out += [f"### {s.title}", "", f"*{_status_line(s)}*", ""]
+            out += [f'<a id="{s.key}"></a>', "", f"### {s.title}", "", f"*{_status_line(s)}*", ""]
             out += [p for t in s.text for p in (t, "")]
+            out += [line for f in s.findings for line in _md_finding(f)]
             for t in s.tables:
-                out += [f"#### {t.title}", ""]
-                if t.finding:
-                    out.append(f"> **Paper:** {t.finding}  ")
-                if t.observed or t.finding:
-                    out += [f"> **This run:** {t.observed} — **{_verdict(t)}**", ""]
-                out += [markdown_table(t.rows, t.columns) if t.rows else "(no rows)", ""]
+                out += [f"#### {t.title}", "", markdown_table(t.rows, t.columns) if t.rows else "(no rows)", ""]
             for im in s.images:
                 out += [f"![{im.caption}]({im.path})", ""] + ([f"*{im.caption}*", ""] if im.caption else [])
             if s.settings:
@@ -155,6 +164,7 @@ table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}th,td{border:1px
 th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;border:1px solid #ddd}
 blockquote{border-left:4px solid #89a;margin:.5em 0;padding:.2em 1em;background:#f6f8fa}.agrees{color:#176b2c}
 .disagrees{color:#a11}.status{color:#555;font-style:italic}.skipped{color:#a60}code{background:#f3f3f3;padding:0 .2em}"""
+_VERDICT_CLASS = {AGREES: "agrees", DISAGREES: "disagrees"}
 
 
 def _inline(text: str) -> str:
@@ -180,6 +190,25 @@ def _html_table(rows: Sequence[dict], columns: Sequence[str] | None = None) -> s
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _html_findings(rows: list[dict]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in FINDINGS_COLUMNS)
+    body = "".join(
+        f"<tr><td>{html.escape(r['paper'])}</td>"
+        f'<td><a href="#{html.escape(r["section"])}">{html.escape(r["finding"])}</a></td>'
+        f"<td>{html.escape(r['this run'])}</td>"
+        f'<td class="{_VERDICT_CLASS.get(r["verdict"], "status")}">{html.escape(r["verdict"])}</td></tr>'
+        for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _html_finding(f: Finding) -> str:
+    verdict = f'<strong class="{_VERDICT_CLASS.get(f.verdict, "status")}">{html.escape(f.verdict)}</strong>'
+    quote = (f"<p><strong>Paper:</strong> {_inline(f.claim)}</p>"
+             f"<p><strong>Criterion:</strong> {_inline(f.criterion.text)}</p>"
+             f"<p><strong>This run:</strong> {_inline(f.observed(with_n=True))} — {verdict}</p>")
+    return f"<blockquote>{quote}</blockquote>" + "".join(f"<p>{_inline(d)}</p>" for d in f.details)
+
+
 def data_uri(path: Path) -> str:
     """A file as a base64 ``data:`` URI (PNG, JPEG, SVG)."""
     mime = _MIME.get(path.suffix.lower())
@@ -200,24 +229,19 @@ def to_html(report: Report, run_dir: Path) -> str:
         out.append(f"<p>Total time: {report.seconds:.1f} s</p>")
     rows = findings(report)
     if rows:
-        out += ["<h2>Findings</h2>", _html_table(rows, FINDINGS_COLUMNS)]
+        out += ["<h2>Findings</h2>", _html_findings(rows)]
     if report.settings:
         out += ["<h2>Settings</h2>", _html_table(_settings_rows(report.settings), ["setting", "value"])]
     for paper, sections in _grouped(report):
         out.append(f"<h2>{html.escape(PAPERS.get(paper, paper))}</h2>")
         for s in sections:
             cls = "status" + ("" if s.status == "done" else " skipped")
-            out += [f"<h3>{html.escape(s.title)}</h3>", f'<p class="{cls}">{_inline(_status_line(s))}</p>']
+            out += [f'<h3 id="{html.escape(s.key)}">{html.escape(s.title)}</h3>',
+                    f'<p class="{cls}">{_inline(_status_line(s))}</p>']
             out += [f"<p>{_inline(t)}</p>" for t in s.text]
+            out += [_html_finding(f) for f in s.findings]
             for t in s.tables:
-                out.append(f"<h4>{html.escape(t.title)}</h4>")
-                if t.finding or t.observed:
-                    verdict_cls = {True: "agrees", False: "disagrees", None: ""}[t.agrees]
-                    quote = f"<p><strong>Paper:</strong> {_inline(t.finding)}</p>" if t.finding else ""
-                    quote += (f"<p><strong>This run:</strong> {_inline(t.observed)} — "
-                              f'<strong class="{verdict_cls}">{_verdict(t)}</strong></p>')
-                    out.append(f"<blockquote>{quote}</blockquote>")
-                out.append(_html_table(t.rows, t.columns))
+                out += [f"<h4>{html.escape(t.title)}</h4>", _html_table(t.rows, t.columns)]
             for im in s.images:
                 src = data_uri(run_dir / im.path)
                 out.append(f'<figure><img src="{src}" alt="{html.escape(im.caption)}">'
@@ -233,13 +257,16 @@ def to_html(report: Report, run_dir: Path) -> str:
 
 
 def numbers(report: Report) -> dict:
-    """The report's content without timings: what two runs with the same seed must share."""
+    """The report's content without timings, what two runs with the same seed must share: every finding as
+    structured data (``section`` names its section's ``key``), then the sections."""
     sections = []
     for s in report.sections:
         d = asdict(s)
-        d.pop("seconds")
+        for key in ("findings", "seconds"):
+            d.pop(key)
         sections.append(d)
-    return {"title": report.title, "sections": sections}
+    return {"title": report.title, "findings": [f.as_dict() for s in report.sections for f in s.findings],
+            "sections": sections}
 
 
 def write_report(report: Report, run_dir: str | Path) -> dict[str, Path]:
