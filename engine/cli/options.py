@@ -1,6 +1,10 @@
-"""Shared click parameter types: every numeric option gets its range, every float is finite, index names are
-checked as they are parsed. A value out of range is click's one-line usage error (exit 2), never a traceback
-deeper down. Also ``--replace`` of the index builders and the note printed when ``-k`` is clamped.
+"""Shared click parameter types and options: every numeric option gets its range, every float is finite, index
+names are checked as they are parsed. A value out of range is click's one-line usage error (exit 2), never a
+traceback deeper down. Also the options several command groups share (``--replace`` of the index builders, the
+encoder's and the language model's options, OTA's, ``--engine local|ray``) and the note printed when ``-k`` is
+clamped.
+
+Ray is imported only when ``--engine ray`` is chosen (or by ``bench scale``): the local path never loads it.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import click
 
 from ..core.store import check_name
 from ..core.errors import LexprobeError
+from ..rare_words.ota import DEFAULTS as _DEFAULTS
+from ..sources.models import DEFAULT_MLM
 
 MAX_K = 100_000  # results per query: far above any candidate set a query ranks, far below an array that kills
 MAX_COUNT = 2**31 - 1
@@ -94,3 +100,90 @@ def check_arguments(argv) -> None:
         except UnicodeEncodeError:
             shown = str(arg).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             raise LexprobeError(f"argument {n} '{shown}' is not valid UTF-8 text") from None
+
+
+DATASET_HELP = "bats:PATH (the BATS root, a category folder or one relation file) or google:PATH (questions-words.txt)."
+
+
+def default_offsets_name(words: str, dataset: str) -> str:
+    """The offsets index an analogy set gets by default: WORDS-<bats|google>-offsets."""
+    return f"{words}-{dataset.partition(':')[0]}-offsets"
+
+
+CORPUS_HELP = ("Corpus as KIND:PATH. wsd: the Raganato et al. XML + gold keys (a folder holding one *.data.xml, "
+               "or the .data.xml file: SemCor, senseval2, ..., ALL); streusle: STREUSLE .conllulex/.vis files or a "
+               "folder of them (SNACS-labelled adpositions and possessives are the targets); jsonl: one sentence a "
+               "line, {\"words\": [...], \"targets\": [{\"position\": 3, \"sense\": \"...\"}]} (see README).")
+
+
+def model_options(f):
+    """--model, --layer/--layers, --pooling, --batch-tokens, --threads: how token vectors are made."""
+    f = click.option("--threads", type=THREADS, help="Torch threads (default: every core this process may use; "
+                                          "on a busy shared machine, 1 is faster).")(f)
+    f = click.option("--batch-tokens", type=POSITIVE, default=512, show_default=True,
+                     help="Padded subword tokens per batch (sentences are sorted by length first).")(f)
+    f = click.option("--pooling", type=click.Choice(["mean", "first", "last"]), default="mean", show_default=True,
+                     help="How a word's (or multi-word target's) subword vectors become one vector.")(f)
+    f = click.option("--layers", help="Average several hidden states: A-B (e.g. 3-6) or a list (2,4).")(f)
+    f = click.option("--layer", type=int, help="One hidden state: 0 = embeddings, 1..L = transformer layers "
+                                               "(default: the last; negative counts from the end).")(f)
+    f = click.option("--model", default="minilm", show_default=True,
+                     help="Encoder: 'minilm' (packaged all-MiniLM-L6-v2), a Hugging Face name or a local path.")(f)
+    return f
+
+
+def language_model_option(f):
+    """``--model``: the masked or causal language model of the rare-words commands."""
+    return click.option("--model", default=DEFAULT_MLM, show_default=True,
+                        help="A masked or causal language model: 'splade-tiny' (masked) or 'smollm2' (causal), both "
+                             "packaged, a Hugging Face name or a local path.")(f)
+
+
+def ota_options(f):
+    """The optimisation options shared by ``ota`` and the benchmarks."""
+    for option in reversed([
+        click.option("--iterations", type=POSITIVE, default=_DEFAULTS["iterations"], show_default=True,
+                     help="Adam steps per word at most (the paper: 4000 with random contexts)."),
+        click.option("--contexts", type=click.Choice(["random", "static"]), default=_DEFAULTS["contexts"],
+                     show_default=True, help="static: [CLS] w . [SEP]; random: [CLS] t_l w t_r . [SEP] with new "
+                                             "random whole words every iteration."),
+        click.option("--init", type=click.Choice(["zeros", "mean"]), default=_DEFAULTS["init"], show_default=True,
+                     help="Start from zeros (the paper) or the mean of the word's subword embeddings."),
+        click.option("--lr", type=POSITIVE_FLOAT, default=_DEFAULTS["lr"], show_default=True, help="Adam learning rate."),
+        click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random contexts."),
+    ]):
+        f = option(f)
+    return f
+
+
+def engine_option(f):
+    """``--engine local|ray`` and ``--ray-address`` (env ``RAY_ADDRESS``)."""
+    f = click.option("--ray-address", envvar="RAY_ADDRESS",
+                     help="Ray cluster to join with --engine ray (env RAY_ADDRESS): 'auto', 'HOST:6379' or "
+                          "'ray://HOST:10001'; default a new local Ray.")(f)
+    f = click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="local: this process; ray: a Ray cluster (pip install 'lexprobe[ray]'; see the README's "
+                          "'Running on a Ray cluster').")(f)
+    return f
+
+
+def build_engine_options(f):
+    """``--engine``, ``--ray-address``, ``--workers`` and ``--block-sentences`` for a token-index build."""
+    f = click.option("--block-sentences", type=int, default=2000, show_default=True,
+                     help="--engine ray: sentences per block sent to an encoder actor.")(f)
+    f = click.option("--workers", type=int,
+                     help="--engine ray: encoder actors (default: the cluster's CPUs / --threads; --threads is "
+                          "per actor there, default 1).")(f)
+    return engine_option(f)
+
+
+def shard_groups_option(f):
+    """``--shard-groups``: how many search actors serve an index with ``--engine ray``."""
+    return click.option("--shard-groups", type=int,
+                        help="--engine ray: groups of shards, one search actor each (default: the cluster's CPUs, "
+                             "at most one group per shard).")(f)
+
+
+def search_engine_options(f):
+    """``--engine``, ``--ray-address`` and ``--shard-groups`` for a query over an index."""
+    return engine_option(shard_groups_option(f))

@@ -1,4 +1,5 @@
-"""``index offsets``, ``query analogy`` and ``run analogy`` (its old name ``bench analogy`` kept as an alias)."""
+"""``query ...``: ask an index questions (neighbours, analogies, the offsets of a relation, senses) and a
+language model what fills a blank (``query probe``)."""
 
 from __future__ import annotations
 
@@ -8,45 +9,34 @@ import click
 import numpy as np
 
 from ..kinds.analogy_queries import DEFAULT_EPS, METHODS
-from .root import Context, format_option, index_group, keep_known, paper_command, query_group, skip_unknown_option
-from ..sources.datasets.bats import ANSWER_POLICIES
-from ..sources.datasets.google import QUESTION_SOURCES
+from ..kinds.words import WordIndex
+from .root import Context, format_option, keep_known, opened, query_group, skip_unknown_option
+from ..core.errors import LexprobeError
 from ..core.formatting import render
-from .options import INDEX_NAME, K, POSITIVE_FLOAT, SEED, clamp_k, replace_option
-
-DATASET_HELP = "bats:PATH (the BATS root, a category folder or one relation file) or google:PATH (questions-words.txt)."
-
-
-def _default_offsets_name(words: str, dataset: str) -> str:
-    return f"{words}-{dataset.partition(':')[0]}-offsets"
+from .options import (DATASET_HELP, K, POSITIVE, POSITIVE_FLOAT, SEED, clamp_k, language_model_option,
+                      search_engine_options)
 
 
-@index_group.command("offsets")
-@click.option("--words", "words_index", required=True, help="The words index whose raw vectors give the offsets.")
-@click.option("--dataset", required=True, help=DATASET_HELP)
-@click.option("--name", type=INDEX_NAME, help="Name of the offsets index (default: WORDS-<bats|google>-offsets).")
-@replace_option
-@click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
-              help="first: each pair's first listed answer (the paper); any: its first in-vocabulary answer.")
-@click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words (e.g. Google's names for GloVe).")
+@query_group.command("neighbors")
+@click.option("--index", "name", required=True, help="A words index.")
+@click.argument("words", nargs=-1, required=True)
+@click.option("-k", "k", type=K, default=10, show_default=True, help="Neighbours per word.")
+@click.option("--restrict-vocab", type=POSITIVE, help="Search only the N most frequent words.")
+@click.option("--include-self", is_flag=True, help="Do not exclude the query word itself.")
+@skip_unknown_option
+@search_engine_options
+@format_option
 @click.pass_obj
-def index_offsets(obj: Context, words_index, dataset, name, replace, answers, lowercase) -> None:
-    """Build an offsets index: one row per word pair (end - start, raw and unit), kind 'true'.
-
-    Pairs whose start word or answer is not in the words index are dropped and reported per relation.
-    """
-    from ..kinds.offsets import build_offset_index
-
-    name = name or _default_offsets_name(words_index, dataset)
-    s = build_offset_index(obj.home, name, words_index, dataset, answers=answers, lowercase=lowercase,
-                           replace=replace)
-    click.echo(f"built {s['name']}: {s['rows']} offsets in {s['relations']} relations ({s['pairs_dropped']} of "
-               f"{s['pairs_read']} pairs dropped as out of vocabulary, {s['identity_dropped']} identity pairs "
-               "a = a* left out)")
-    dropped = [row for row in s["coverage"] if row["dropped"]]
-    if dropped:
-        click.echo(render(dropped, "table", ["code", "category", "pairs", "kept", "dropped", "coverage",
-                                             "oov_examples"]))
+def query_neighbors(obj: Context, name, words, k, restrict_vocab, include_self, skip_unknown, engine, ray_address,
+                    shard_groups, fmt) -> None:
+    """Nearest neighbours of WORDS by cosine. Rows: query, rank, word, score. With --engine ray the index's
+    shards are searched by Ray actors and their top-k merged: the same rows as the local exact search."""
+    with opened(WordIndex, obj, name, engine, ray_address, shard_groups) as index:
+        candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (not include_self)
+        words = keep_known(index, list(words), skip=skip_unknown)
+        rows = index.neighbors(words, clamp_k(k, max(candidates, 1), "words to rank"),
+                               include_self=include_self, restrict_vocab=restrict_vocab).to_pylist()
+    click.echo(render(rows, fmt, ["query", "rank", "word", "score"]))
 
 
 @query_group.command("analogy")
@@ -67,8 +57,8 @@ def index_offsets(obj: Context, words_index, dataset, name, replace, answers, lo
 @click.option("--eps", type=POSITIVE_FLOAT, default=DEFAULT_EPS, show_default=True, help="3CosMul's epsilon.")
 @format_option
 @click.pass_obj
-def analogy_cmd(obj: Context, name, words, questions, case_insensitive, skip_unknown, method, honest, k,
-                restrict_vocab, eps, fmt) -> None:
+def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_unknown, method, honest, k,
+                  restrict_vocab, eps, fmt) -> None:
     """Answer A:ASTAR::B:? (or every line of --questions). Rows: a, a_star, b, rank, word, score; for a
     four-column file: section, questions, oov, answered, correct, accuracy (questions with an unknown word
     are counted as oov and skipped, as gensim does)."""
@@ -119,64 +109,162 @@ def _four_columns(path) -> bool:
     return False
 
 
-@paper_command("analogy")
-@click.option("--words", "words_index", required=True, help="A words index (e.g. the 400k GloVe).")
-@click.option("--dataset", required=True, help=DATASET_HELP)
-@click.option("--method", type=click.Choice(METHODS), default="add", show_default=True,
-              help="add: 3CosAdd; mul: 3CosMul; pairdir: PairDirection.")
-@click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
-              help="first: only each pair's first answer is correct (the paper); any: any listed answer (vecto).")
-@click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words (e.g. Google's names for GloVe).")
-@click.option("--google-questions", type=click.Choice(QUESTION_SOURCES), default="file", show_default=True,
-              help="google: the file's own 19,544 questions (the standard test), or every ordered pair of pairs "
-                   "within a section (pairs, 30,360 questions).")
-@click.option("--restrict-vocab", type=click.IntRange(min=1), help="Answer only with the N most frequent words.")
-@click.option("--eps", type=POSITIVE_FLOAT, default=DEFAULT_EPS, show_default=True, help="3CosMul's epsilon.")
-@click.option("--honest/--no-honest", default=True, show_default=True,
-              help="Also run the honest test (nothing excluded) and report how often it returns b, a, a*.")
-@click.option("--normalize", is_flag=True, help="Decompose the score on unit vectors instead of the raw ones.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/analogy", show_default=True,
-              help="Run folder for the Parquet tables, markdown, summary.json and PNG plots.")
-@click.option("--compare", type=click.Choice(["gensim"]),
-              help="Also time gensim's one-question loop against lexprobe (3CosAdd) and record it (--record).")
-@click.option("--sample", type=click.IntRange(min=1), default=2000, show_default=True,
-              help="--compare: questions answered by gensim (and compared).")
-@click.option("--faiss-sample", type=click.IntRange(min=1), default=5000, show_default=True,
-              help="--compare: questions answered by the batched FAISS search.")
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the --compare samples.")
-@click.option("--record", type=click.Path(dir_okay=False),
-              help="--compare: markdown file the timing is appended to (default: benchmark.md in --out).")
+@query_group.command("offsets")
+@click.option("--index", "name", required=True, help="A words index: the raw vectors the offsets are taken from.")
+@click.option("--relation", "relation", multiple=True,
+              help="A relation of --dataset, by code (I01) or full name ('I01 [noun - plural_reg]'); repeat it for "
+                   "several (one row each).")
+@click.option("--dataset", help="With --relation: " + DATASET_HELP)
+@click.option("--pairs", "pairs_file", type=click.Path(dir_okay=False),
+              help="Instead of --relation: a file of word pairs, 'start end' per line ('#' starts a comment).")
+@click.option("--shuffles", type=click.IntRange(1), default=50, show_default=True,
+              help="Shuffled offset sets the PCS averages its AUC over.")
+@click.option("--seed", type=SEED, default=0, show_default=True,
+              help="Seed of the shuffles (the same as 'bench offsets' uses for a relation of the same name).")
+@skip_unknown_option
+@format_option
 @click.pass_obj
-def bench_analogy(obj: Context, words_index, dataset, method, answers, lowercase, google_questions, restrict_vocab,
-                  eps, honest, normalize, out_dir, compare, sample, faiss_sample, seed, record) -> None:
-    """The analogy test over every tuple of every relation, its score decomposition, and (--compare) a timing.
+def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, seed, skip_unknown, fmt) -> None:
+    """Offset concentration (OCS) and pairing consistency (PCS) of one set of word pairs.
 
-    Writes to --out: questions.parquet (one row per question), accuracy_relation / accuracy_category,
-    coverage (the out-of-vocabulary report), honest.parquet + honest_shares, decomposition (per tuple) and
-    decomposition_means (per relation) with their PNG bar charts, and summary.json.
+    OCS: mean cosine between the pairs' offsets (end - start). PCS: mean ROC AUC separating those pairwise
+    similarities from the ones of --shuffles shuffled sets (end words re-assigned without true pairs or zero
+    offsets). Rows: relation, n_pairs, ocs, pcs.
     """
+    from ..analogies.offset_consistency import pair_file_ids, score_pairs
     from ..kinds.words import WordIndex
-    from ..analogies.run_analogies import run_analogy
     from ..sources.datasets.analogy_sets import usable_relations
 
-    words = WordIndex.open(obj.home, words_index)
-    relations, coverage = usable_relations(words, dataset, answers=answers, lowercase=lowercase,
-                                           questions=google_questions)
-    run = run_analogy(words, relations, coverage, out_dir, dataset=dataset, method=method, answers=answers,
-                      restrict_vocab=restrict_vocab, eps=eps, honest=honest, normalize=normalize)
-    click.echo(render(run.test.by_category, "table", ["category", "questions", "accuracy", "mrr"]))
-    if run.test.honest_shares:
-        click.echo("honest test shares: " + ", ".join(f"{k} {v:.1%}" for k, v in run.test.honest_shares.items()
-                                                      if k != "questions"))
-    for s in run.summary["skipped"]:
-        click.echo(f"skipped {s['relation']}: {s['reason']} ({s['pairs']})")
-    click.echo(f"wrote {out_dir}")
-    if compare:
-        from ..analogies.bench_analogy import run_analogy_bench
+    if bool(pairs_file) == bool(relation):
+        raise LexprobeError("give either --relation (with --dataset) or --pairs")
+    words = WordIndex.open(obj.home, name)
+    sets = []  # (label, start ids, end ids)
+    if pairs_file:
+        from ..analogies.offset_consistency import read_pair_file
 
-        record = record or str(Path(out_dir) / "benchmark.md")
-        bench = run_analogy_bench(obj.home, words_index, relations, sample=sample, faiss_sample=faiss_sample,
-                                  restrict_vocab=restrict_vocab, seed=seed, record_path=record, dataset=dataset,
-                                  analysis_seconds=run.test.seconds if method == "add" else None)
-        click.echo(f"speed (--compare gensim): {bench['speedup']:.1f}x gensim's one-question loop, identical "
-                   f"answers {bench['agree']:.2%}; recorded in {record}")
+        rows = keep_known(words, read_pair_file(pairs_file), lambda p: p[:2], skip=skip_unknown, source=pairs_file,
+                          label=lambda p: p[2])
+        sets.append((Path(pairs_file).name, *pair_file_ids(words, pairs_file, rows)))
+    else:
+        if not dataset:
+            raise LexprobeError("--relation needs --dataset (e.g. bats:PATH)")
+        relations, coverage = usable_relations(words, dataset)
+        dropped = {c.relation: c for c in coverage}
+        chosen = []
+        for wanted in relation:
+            found = [r for r in relations if wanted == r.name or wanted.upper() == r.code]
+            if not found:
+                raise LexprobeError(f"{dataset}: no relation {wanted!r} (relations: "
+                                    f"{', '.join(r.code for r in relations)})")
+            if found[0] not in chosen:  # a relation named twice is answered once
+                chosen.append(found[0])
+        for rel in chosen:
+            c = dropped.get(rel.name)
+            if c is not None and c.kept < c.pairs:  # never silently: which pairs were left out, and why
+                why = ([f"{c.dropped} not in index {name!r} ({' '.join(c.dropped_words[:5])})"] if c.dropped else []) \
+                    + ([f"{c.identity} with the answer equal to the start word"] if c.identity else [])
+                click.echo(f"note: {rel.name}: {c.pairs - c.kept} of {c.pairs} pairs left out: {'; '.join(why)}",
+                           err=True)
+            sets.append((rel.name, words.ids(rel.starts, source=rel.file), words.ids(rel.ends, source=rel.file)))
+    out = []
+    for label, starts, ends in sets:
+        s = score_pairs(words, label, starts, ends, n_shuffles=shuffles, seed=seed)
+        out.append({"relation": label, "n_pairs": s.n_pairs, "ocs": s.ocs, "pcs": s.pcs})
+    click.echo(render(out, fmt, ["relation", "n_pairs", "ocs", "pcs"]))
+
+
+@query_group.command("senses")
+@click.option("--index", "name", required=True, help="A token index (built by 'lexprobe index tokens').")
+@click.option("--sentence", required=True,
+              help="The query sentence as typed: punctuation and clitics are split off the words as in the corpora "
+                   "('banks.' -> 'banks .', \"bank's\" -> \"bank 's\").")
+@click.option("--target", required=True, help="The target word(s) in the sentence, e.g. 'on' or 'take place'.")
+@click.option("--occurrence", type=POSITIVE, default=1, show_default=True,
+              help="Which occurrence of the target in the sentence, when it occurs more than once.")
+@click.option("--lemma", help="Rank only the index's instances of this lemma (default: the lowercased target, "
+                              "with '_' between words, or its WordNet base form, when the index has it; "
+                              "otherwise every instance).")
+@click.option("--all-lemmas", is_flag=True, help="Rank every instance of the index, whatever its lemma.")
+@click.option("-k", "k", type=K, default=10, show_default=True, help="Number of results.")
+@click.option("--definitions", is_flag=True,
+              help="Add each result's WordNet definition (sense labels WordNet cannot resolve, such as SNACS "
+                   "supersenses, get none and are counted).")
+@search_engine_options
+@format_option
+@click.pass_obj
+def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, definitions, engine,
+                 ray_address, shard_groups, fmt) -> None:
+    """Embed TARGET in SENTENCE with the index's model, layers and pooling, and list the index's instances
+    most similar to it (cosine). Rows: rank, score, sense, lemma, pos, the instance's sentence with its target
+    marked [[...]] and its instance id. With --engine ray the index's shards are searched by Ray actors and
+    their top-k merged: the same rows as the local search."""
+    from ..kinds.tokens import TokenIndex
+
+    with opened(TokenIndex, obj, name, engine, ray_address, shard_groups) as index:
+        hits = index.query(sentence, target, k, same_lemma=not all_lemmas, lemma=lemma, occurrence=occurrence,
+                           definitions=definitions)
+    meta = {key.decode(): value.decode() for key, value in (hits.schema.metadata or {}).items()}
+    for note in filter(None, meta.get("note", "").split("\n")):
+        click.echo(f"note: {note}", err=True)
+    rows = hits.to_pylist()
+    if fmt == "table":  # a table row per hit: long sentences cut around their marked target (JSON/CSV: whole)
+        click.echo(f"query: {meta['query']}")
+        rows = [{**r, "sentence": around_target(r["sentence"])} for r in rows]
+    click.echo(render(rows, fmt, hits.column_names))
+
+
+def around_target(text: str, width: int = 100) -> str:
+    """``text`` cut to about ``width`` characters around its ``[[...]]`` target, at word boundaries, with ``…``
+    where words were left out; a text that fits (or has no marked target) is returned whole."""
+    start, end = text.find("[["), text.find("]]")
+    if len(text) <= width or start < 0 or end < start:
+        return text
+    budget = max(0, width - (end + 2 - start))
+    left, right = text[:start], text[end + 2:]
+    left_room = max(budget // 2, budget - len(right))  # room one side does not need goes to the other
+    right_room = budget - min(len(left), left_room)
+    if len(left) > left_room:
+        left = "… " + left[len(left) - left_room:].partition(" ")[2]
+    if len(right) > right_room:
+        right = right[:right_room].rpartition(" ")[0] + " …"
+    return left + text[start:end + 2] + right
+
+
+@query_group.command("probe")
+@language_model_option
+@click.argument("texts", metavar="TEXT...", nargs=-1)
+@click.option("--file", "text_file", type=click.Path(dir_okay=False, exists=True),
+              help="Sentences to probe, one a line (blank lines and '#' comments skipped), besides any TEXT.")
+@click.option("-k", "k", type=K, default=10, show_default=True, help="Number of predictions.")
+@click.option("--gold", help="A word: print its rank and probability at each blank (with the top k, joined), "
+                             "instead of the top-k rows (masked LMs).")
+@format_option
+def query_probe(model, texts, text_file, k, gold, fmt) -> None:
+    """The model's top-k tokens for the blank in each TEXT: ___ or [MASK] (LAMA's habit), e.g.
+    "A kumquat is a [MASK] ." With several sentences (or --file) each row names its sentence.
+
+    A causal model (e.g. --model smollm2) predicts the next token: the blank must end TEXT (only punctuation and
+    quotes may follow); its top-k next tokens are shown as words (whole_word: false for a piece that continues a
+    word).
+    """
+    from ..rare_words.language_models import load_lm
+    from ..rare_words.probing import gold_rank, top_predictions
+    from ..sources.datasets.word_lines import text_lines
+
+    sentences = list(texts) + (text_lines(text_file, "sentences") if text_file else [])
+    if not sentences:
+        raise LexprobeError("give a sentence with a blank (TEXT) or --file FILE")
+    lm = load_lm(model)
+    k = clamp_k(k, lm.vocab_size, "tokens of the vocabulary")
+    several = len(sentences) > 1
+    if gold:
+        rows = []
+        for text in sentences:
+            rank, p = gold_rank(lm, text, gold)
+            top = ", ".join(r["token"] for r in top_predictions(lm, text, k))
+            rows.append({"sentence": text, "gold": gold, "rank": rank, "probability": p, f"top_{k}": top})
+        click.echo(render(rows, fmt, ["sentence", "gold", "rank", "probability", f"top_{k}"]))
+        return
+    rows = [{"sentence": text, **row} for text in sentences for row in top_predictions(lm, text, k)]
+    columns = ["rank", "token", "probability"] + (["whole_word"] if lm.kind == "causal" else [])
+    click.echo(render(rows, fmt, (["sentence"] if several else []) + columns))

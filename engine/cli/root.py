@@ -1,10 +1,11 @@
 """The ``lexprobe`` command line: the root group, its sub-groups and error handling.
 
-Commands live beside this module (one module per family); each adds its commands to the groups below. Errors users can cause end in one line ``error: ...`` and exit code 2.
+Commands live beside this module, one module per command group; each adds its commands to the groups below. Errors users can cause end in one line ``error: ...`` and exit code 2.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import shlex
@@ -240,6 +241,19 @@ def keep_known(index, items: list, words_of=lambda item: [item], *, skip: bool, 
     if not kept:
         raise LexprobeError(f"{source}: nothing left to answer: every item has an unknown word")
     return kept
+
+
+@contextlib.contextmanager
+def opened(view, obj: Context, name: str, engine: str, address: str | None, groups: int | None):
+    """Index ``name`` opened as ``view`` (``WordIndex``, ``TokenIndex``): locally, or with its vectors served by
+    Ray shard-group actors that stop when the block ends."""
+    if engine == "local":
+        yield view.open(obj.home, name)
+        return
+    from ..scale.search import open_sharded
+
+    with open_sharded(view, obj.home, name, groups=groups, address=address) as index:
+        yield index
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,5 @@
-"""``query senses`` (query-by-example over a token index) and ``bench senses`` (the paper's Table 1)."""
+"""``run ...``: the papers' analyses, each into a run folder (``--out``); ``run all`` runs them together and writes
+one report. Each is also a hidden ``bench NAME``, its name before ``run`` existed (:func:`.root.paper_command`)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,178 @@ from pathlib import Path
 
 import click
 
-from .root import Context, format_option, paper_command, query_group
-from .options import K, POSITIVE, SEED
-from .scale import build_engine_options, opened, search_engine_options, shard_groups_option
+from ..kinds.analogy_queries import DEFAULT_EPS, METHODS
+from .root import Context, paper_command
+from ..sources.datasets.bats import ANSWER_POLICIES
+from ..sources.datasets.google import QUESTION_SOURCES
 from ..core.errors import LexprobeError
 from ..core.formatting import render
+from ..rare_words.ota import DEFAULTS as _DEFAULTS
 from ..senses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
 from ..senses.sense_ranking import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES
+from .options import (DATASET_HELP, K, NON_NEGATIVE, NON_NEGATIVE_FLOAT, POSITIVE, POSITIVE_FLOAT, SEED, THREADS,
+                      build_engine_options, default_offsets_name, language_model_option, shard_groups_option)
+
+
+def _stage_list(value: str | None) -> list[str] | None:
+    return [s.strip() for s in value.split(",") if s.strip()] if value else None
+
+
+@paper_command("all")
+@click.option("--out", "out", type=click.Path(file_okay=False),
+              help="Run folder: report.md, report.html, report.json and one sub-folder per stage (required).")
+@click.option("--data", "data", type=click.Path(file_okay=False, exists=True),
+              help="A folder holding the datasets (a data home, or ../shared/data). Default: the data home, "
+                   "then ../shared/data beside the repository, then the Google set in gensim's test data.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice in every stage.")
+@click.option("--stages", help="Comma-separated stages to run (default: all). See --list-stages.")
+@click.option("--quick", is_flag=True, help="Subsets everywhere (e.g. 2,000 Google questions): a smoke run.")
+@click.option("--list-stages", is_flag=True, help="Print the stages, what each needs, and exit.")
+@click.pass_obj
+def run_all(obj: Context, out, data, seed, stages, quick, list_stages) -> None:
+    """Run the papers' analyses end to end and write RUN_DIR/report.md and a self-contained report.html.
+
+    Indexes are built under --home once and reused when their manifest matches. A stage whose dataset is
+    missing is skipped, saying which `lexprobe data fetch` to run. The total time is printed at the end.
+    """
+    from ..suite import main_job
+
+    if list_stages:
+        rows = [{"stage": s.name, "paper": s.paper, "datasets": ",".join(s.datasets), "about": s.about}
+                for s in main_job.STAGES]
+        click.echo(render(rows, "table"))
+        return
+    if not out:
+        raise click.UsageError("Missing option '--out'.")
+    chosen = main_job.select(_stage_list(stages))
+    paths, info = main_job.locate_data(Path(data) if data else None)
+    settings = main_job.Settings(home=obj.home, seed=seed, quick=quick, data=paths, data_info=info)
+    report = main_job.run_all(Path(out), settings, chosen, echo=click.echo)
+    click.echo(f"report: {Path(out) / 'report.md'} and {Path(out) / 'report.html'}")
+    failed = [s.key for s in report.sections if s.status == "failed"]
+    if failed:
+        raise LexprobeError(f"stage(s) failed: {', '.join(failed)} (see the report)")
+
+
+@paper_command("analogy")
+@click.option("--words", "words_index", required=True, help="A words index (e.g. the 400k GloVe).")
+@click.option("--dataset", required=True, help=DATASET_HELP)
+@click.option("--method", type=click.Choice(METHODS), default="add", show_default=True,
+              help="add: 3CosAdd; mul: 3CosMul; pairdir: PairDirection.")
+@click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
+              help="first: only each pair's first answer is correct (the paper); any: any listed answer (vecto).")
+@click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words (e.g. Google's names for GloVe).")
+@click.option("--google-questions", type=click.Choice(QUESTION_SOURCES), default="file", show_default=True,
+              help="google: the file's own 19,544 questions (the standard test), or every ordered pair of pairs "
+                   "within a section (pairs, 30,360 questions).")
+@click.option("--restrict-vocab", type=click.IntRange(min=1), help="Answer only with the N most frequent words.")
+@click.option("--eps", type=POSITIVE_FLOAT, default=DEFAULT_EPS, show_default=True, help="3CosMul's epsilon.")
+@click.option("--honest/--no-honest", default=True, show_default=True,
+              help="Also run the honest test (nothing excluded) and report how often it returns b, a, a*.")
+@click.option("--normalize", is_flag=True, help="Decompose the score on unit vectors instead of the raw ones.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/analogy", show_default=True,
+              help="Run folder for the Parquet tables, markdown, summary.json and PNG plots.")
+@click.option("--compare", type=click.Choice(["gensim"]),
+              help="Also time gensim's one-question loop against lexprobe (3CosAdd) and record it (--record).")
+@click.option("--sample", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="--compare: questions answered by gensim (and compared).")
+@click.option("--faiss-sample", type=click.IntRange(min=1), default=5000, show_default=True,
+              help="--compare: questions answered by the batched FAISS search.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the --compare samples.")
+@click.option("--record", type=click.Path(dir_okay=False),
+              help="--compare: markdown file the timing is appended to (default: benchmark.md in --out).")
+@click.pass_obj
+def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, google_questions, restrict_vocab,
+                eps, honest, normalize, out_dir, compare, sample, faiss_sample, seed, record) -> None:
+    """The analogy test over every tuple of every relation, its score decomposition, and (--compare) a timing.
+
+    Writes to --out: questions.parquet (one row per question), accuracy_relation / accuracy_category,
+    coverage (the out-of-vocabulary report), honest.parquet + honest_shares, decomposition (per tuple) and
+    decomposition_means (per relation) with their PNG bar charts, and summary.json.
+    """
+    from ..kinds.words import WordIndex
+    from ..analogies import run_analogies
+    from ..sources.datasets.analogy_sets import usable_relations
+
+    words = WordIndex.open(obj.home, words_index)
+    relations, coverage = usable_relations(words, dataset, answers=answers, lowercase=lowercase,
+                                           questions=google_questions)
+    run = run_analogies.run_analogy(words, relations, coverage, out_dir, dataset=dataset, method=method,
+                                    answers=answers, restrict_vocab=restrict_vocab, eps=eps, honest=honest,
+                                    normalize=normalize)
+    click.echo(render(run.test.by_category, "table", ["category", "questions", "accuracy", "mrr"]))
+    if run.test.honest_shares:
+        click.echo("honest test shares: " + ", ".join(f"{k} {v:.1%}" for k, v in run.test.honest_shares.items()
+                                                      if k != "questions"))
+    for s in run.summary["skipped"]:
+        click.echo(f"skipped {s['relation']}: {s['reason']} ({s['pairs']})")
+    click.echo(f"wrote {out_dir}")
+    if compare:
+        from ..analogies.bench_analogy import run_analogy_bench
+
+        record = record or str(Path(out_dir) / "benchmark.md")
+        bench = run_analogy_bench(obj.home, words_index, relations, sample=sample, faiss_sample=faiss_sample,
+                                  restrict_vocab=restrict_vocab, seed=seed, record_path=record, dataset=dataset,
+                                  analysis_seconds=run.test.seconds if method == "add" else None)
+        click.echo(f"speed (--compare gensim): {bench['speedup']:.1f}x gensim's one-question loop, identical "
+                   f"answers {bench['agree']:.2%}; recorded in {record}")
+
+
+@paper_command("offsets")
+@click.option("--words", "words_index", required=True, help="The words index whose raw vectors give the offsets.")
+@click.option("--dataset", required=True, help=DATASET_HELP)
+@click.option("--offsets", "offsets_name",
+              help="Offsets index holding the true, shuffled and random-set offsets (default: WORDS-bats-offsets; "
+                   "built when missing).")
+@click.option("--shuffles", type=click.IntRange(1), default=50, show_default=True,
+              help="Shuffled offset sets per relation (and per random set) for the PCS.")
+@click.option("--replicates", type=click.IntRange(1), default=10, show_default=True,
+              help="Replicates of each of the 6 random analogy sets.")
+@click.option("--pool", "pool_size", type=click.IntRange(1), default=10_000, show_default=True,
+              help="Random words come from the N most frequent alphabetic words of the index not in the dataset.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of every random choice.")
+@click.option("--out", type=click.Path(file_okay=False), default="runs/offsets", show_default=True,
+              help="Folder for table1.{md,parquet}, table1_relations.*, sets.parquet, figure5 PNG, summary.json.")
+@click.option("--compare", is_flag=True,
+              help="Also time the run against a per-pair Python-loop baseline (the paper's scripts) on a sample "
+                   "of relations, and record it (--record).")
+@click.option("--loop-sample", type=click.IntRange(1), default=2, show_default=True,
+              help="--compare: relations scored again by the baseline.")
+@click.option("--record", type=click.Path(dir_okay=False),
+              help="--compare: markdown file the timing is appended to (default: benchmark.md in --out).")
+@click.pass_obj
+def run_offsets(obj: Context, words_index, dataset, offsets_name, shuffles, replicates, pool_size, seed, out,
+                compare, loop_sample, record) -> None:
+    """Table 1 and Figure 5 of Fournier et al. (2020): OCS and PCS of every relation beside six random
+    analogy sets (permuted, mismatched within / across broad types, random start / end / both words);
+    with --compare, timed against a per-pair Python-loop baseline run on a sample in the same process."""
+    options = dict(offsets_name=offsets_name or default_offsets_name(words_index, dataset), n_shuffles=shuffles,
+                   replicates=replicates, seed=seed, pool_size=pool_size, out=out)
+    if compare:
+        from ..analogies.bench_offsets import run_offsets_bench
+
+        record = record or str(Path(out) / "benchmark.md")
+        bench = run_offsets_bench(obj.home, words_index, dataset, loop_sample=loop_sample, record_path=record,
+                                  **options)
+        summary = bench["summary"]
+    else:
+        from ..analogies.run_analogies import run_table1
+
+        summary = run_table1(obj.home, words_index, dataset, **options)
+    click.echo(render(summary["table1"], "table", ["category", "set", "ocs", "ocs_iqr", "pcs", "pcs_iqr", "sets"]))
+    why = {"mismatched-within": "needs every broad type to hold 2 relations or more",
+           "mismatched-across": "needs 2 broad types or more"}
+    types = ", ".join(dict.fromkeys(r["category"] for r in summary["table1"] if r["category"] != "all"))
+    for kind in summary.get("skipped_kinds", []):  # never silently: a random set this dataset cannot give
+        click.echo(f"note: random set {kind} not built ({why.get(kind, 'not possible here')}; the dataset's "
+                   f"types: {types})", err=True)
+    if summary.get("skipped_relations"):
+        click.echo(f"note: relations left out (fewer than 2 pairs): {', '.join(summary['skipped_relations'])}",
+                   err=True)
+    click.echo(f"results: {out}")
+    if compare:
+        click.echo(f"speed (--compare): {bench['speedup']:.0f}x the per-pair loop on {loop_sample} relation(s), "
+                   f"same numbers to {bench['gap']:.1e}; recorded in {record}")
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -20,66 +186,6 @@ def _floats(text: str, what: str) -> list[float]:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise LexprobeError(f"bad {what} {text!r}: give comma-separated numbers like 500 or 100,500") from None
-
-
-@query_group.command("senses")
-@click.option("--index", "name", required=True, help="A token index (built by 'lexprobe index tokens').")
-@click.option("--sentence", required=True,
-              help="The query sentence as typed: punctuation and clitics are split off the words as in the corpora "
-                   "('banks.' -> 'banks .', \"bank's\" -> \"bank 's\").")
-@click.option("--target", required=True, help="The target word(s) in the sentence, e.g. 'on' or 'take place'.")
-@click.option("--occurrence", type=POSITIVE, default=1, show_default=True,
-              help="Which occurrence of the target in the sentence, when it occurs more than once.")
-@click.option("--lemma", help="Rank only the index's instances of this lemma (default: the lowercased target, "
-                              "with '_' between words, or its WordNet base form, when the index has it; "
-                              "otherwise every instance).")
-@click.option("--all-lemmas", is_flag=True, help="Rank every instance of the index, whatever its lemma.")
-@click.option("-k", "k", type=K, default=10, show_default=True, help="Number of results.")
-@click.option("--definitions", is_flag=True,
-              help="Add each result's WordNet definition (sense labels WordNet cannot resolve, such as SNACS "
-                   "supersenses, get none and are counted).")
-@search_engine_options
-@format_option
-@click.pass_obj
-def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, definitions, engine,
-                 ray_address, shard_groups, fmt) -> None:
-    """Embed TARGET in SENTENCE with the index's model, layers and pooling, and list the index's instances
-    most similar to it (cosine). Rows: rank, score, sense, lemma, pos, the instance's sentence with its target
-    marked [[...]] and its instance id. With --engine ray the index's shards are searched by Ray actors and
-    their top-k merged: the same rows as the local search."""
-    from ..kinds.tokens import TokenIndex
-
-    with opened(TokenIndex, obj, name, engine, ray_address, shard_groups) as index:
-        hits = index.query(sentence, target, k, same_lemma=not all_lemmas, lemma=lemma, occurrence=occurrence,
-                           definitions=definitions)
-    meta = {key.decode(): value.decode() for key, value in (hits.schema.metadata or {}).items()}
-    for note in filter(None, meta.get("note", "").split("\n")):
-        click.echo(f"note: {note}", err=True)
-    rows = hits.to_pylist()
-    if fmt == "table":  # a table row per hit: long sentences cut around their marked target (JSON/CSV: whole)
-        click.echo(f"query: {meta['query']}")
-        rows = [{**r, "sentence": around_target(r["sentence"])} for r in rows]
-    click.echo(render(rows, fmt, hits.column_names))
-
-
-def around_target(text: str, width: int = 100) -> str:
-    """``text`` cut to about ``width`` characters around its ``[[...]]`` target, at word boundaries, with ``…``
-    where words were left out; a text that fits (or has no marked target) is returned whole."""
-    start, end = text.find("[["), text.find("]]")
-    if len(text) <= width or start < 0 or end < start:
-        return text
-    budget = max(0, width - (end + 2 - start))
-    left, right = text[:start], text[end + 2:]
-    left_room = max(budget // 2, budget - len(right))  # room one side does not need goes to the other
-    right_room = budget - min(len(left), left_room)
-    if len(left) > left_room:
-        left = "… " + left[len(left) - left_room:].partition(" ")[2]
-    if len(right) > right_room:
-        right = right[:right_room].rpartition(" ")[0] + " …"
-    return left + text[start:end + 2] + right
-
-
-# ------------------------------------------------------------------------------------------------- bench
 
 
 @paper_command("senses")
@@ -125,10 +231,10 @@ def around_target(text: str, width: int = 100) -> str:
 @build_engine_options
 @shard_groups_option
 @click.pass_obj
-def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, pooling, out, limit_queries,
-                 database_sentences, query_sentences, k_max, min_sense_count, lemma_edges, ratio_edges, any_pos,
-                 all_lemmas, frequency, no_proper_names, seed, compare, record, engine, ray_address, workers,
-                 block_sentences, shard_groups) -> None:
+def run_senses(obj: Context, database_spec, queries_spec, models, layer_list, pooling, out, limit_queries,
+               database_sentences, query_sentences, k_max, min_sense_count, lemma_edges, ratio_edges, any_pos,
+               all_lemmas, frequency, no_proper_names, seed, compare, record, engine, ray_address, workers,
+               block_sentences, shard_groups) -> None:
     """CWE similarity ranking (Gessler & Schneider, section 3 and Table 1): every query instance of Q whose
     sense occurs at least --min-sense-count times in D ranks D's instances of its lemma by cosine; per query
     P@k and recall@k (k = 1..K) and average precision; per cell of l x r, the mean over k of P@k (the paper's
@@ -136,11 +242,11 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
     model, layer and pooling exists under --home, else built. With --engine ray they are built by Ray encoder
     actors and their vectors served by Ray shard actors (the ranking gathers one lemma's candidates at a time);
     the numbers are the same."""
-    from ..senses.run_senses import SenseRunOptions, run_senses, write_ranking_speed
+    from ..senses import run_senses as senses_run
 
     if compare and all_lemmas:
         raise LexprobeError("--compare times the per-lemma ranking: leave out --all-lemmas")
-    options = SenseRunOptions(pooling=pooling, k_max=k_max, min_sense_count=min_sense_count,
+    options = senses_run.SenseRunOptions(pooling=pooling, k_max=k_max, min_sense_count=min_sense_count,
                               lemma_edges=_floats(lemma_edges, "--lemma-edges"),
                               ratio_edges=_floats(ratio_edges, "--ratio-edges"), match_pos=not any_pos,
                               all_lemmas=all_lemmas, limit_queries=limit_queries,
@@ -153,7 +259,7 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
 
         ray_engine = RayEngine(ray_address, workers=workers, block_sentences=block_sentences, groups=shard_groups)
     try:
-        summary = run_senses(obj.home, database_spec, queries_spec, settings, out, options, ray_engine)
+        summary = senses_run.run_senses(obj.home, database_spec, queries_spec, settings, out, options, ray_engine)
         click.echo((Path(out) / "buckets.md").read_text().rstrip())
         for label, checks in summary["checks"].items():
             below = checks["cells_not_above_random"]
@@ -162,7 +268,7 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
                        + (f"; not above random: {', '.join(below)}" if below else "") + "); rare senses "
                        f"(lowest r interval) score lower: {checks['rare_senses_score_lower']}")
         if compare:
-            bench = write_ranking_speed(out, summary, k_max=k_max, min_sense_count=min_sense_count,
+            bench = senses_run.write_ranking_speed(out, summary, k_max=k_max, min_sense_count=min_sense_count,
                                         match_pos=not any_pos, record_path=record or None)
             click.echo(f"speed: grouped ranking {bench['speedup']:.1f}x the one-query loop (APs agree: "
                        f"{bench['agree']}); {Path(out) / 'speed.md'}", err=True)
@@ -170,3 +276,95 @@ def bench_senses(obj: Context, database_spec, queries_spec, models, layer_list, 
     finally:
         if ray_engine is not None:
             ray_engine.close()
+
+
+@paper_command("wnlampro")
+@language_model_option
+@click.option("--dataset", required=True, type=click.Path(),
+              help="A folder from 'data build-wnlampro', its wnlampro.jsonl, or the authors' WNLaMPro.txt.")
+@click.option("--strategies", default="original", show_default=True,
+              help="Comma-separated keyword strategies: original (subword tokens), ota (one-token approximation), "
+                   "first, last, avg (of the subword embeddings).")
+@click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True,
+              help="Which entries to probe (the paper's Figure 2 uses dev+test).")
+@click.option("--relations", default="", help="Comma-separated relations to keep (default: all).")
+@click.option("--limit", type=POSITIVE, help="Probe at most N entries per relation, drawn with --seed.")
+@click.option("--cutoff", type=POSITIVE, default=100, show_default=True, help="Reciprocal rank is 0 beyond this rank.")
+@click.option("--batch-size", type=POSITIVE, default=64, show_default=True, help="Sentences per forward pass.")
+@click.option("--ota-iterations", type=POSITIVE, help="OTA iterations (default: lexprobe.rare_words.ota's default).")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --limit's sample and of OTA's contexts.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Run folder for tables and plots.")
+@click.option("--threads", type=THREADS, help="torch CPU threads (default: torch's choice).")
+@click.pass_obj
+def run_wnlampro(obj: Context, model, dataset, strategies, split, relations, limit, cutoff, batch_size,
+                 ota_iterations, seed, out, threads) -> None:
+    """MRR, P@3 and P@10 per relation and frequency bucket for each keyword strategy, beside a random ranking."""
+    from ..rare_words import run_rare_words
+
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
+    rels = [r.strip() for r in relations.split(",") if r.strip()]
+    result = run_rare_words.run_wnlampro(model, dataset, out, strategies=names, split=split, relations=rels,
+                                         limit=limit, cutoff=cutoff, batch_size=batch_size,
+                                         ota_iterations=ota_iterations, seed=seed, threads=threads)
+    click.echo(result["markdown"])
+    click.echo(f"skipped: {result['summary']['skipped']}; run folder: {out}")
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected numbers separated by commas, not {text!r}") from None
+
+
+@paper_command("ota-recovery")
+@click.option("--model", default="minilm", show_default=True, help="The model.")
+@click.option("--words", "n_words", type=POSITIVE, default=32, show_default=True,
+              help="One-token words approximated as if unknown (the paper: 1000).")
+@click.option("--iterations", type=POSITIVE, default=1000, show_default=True, help="Iterations (the paper: up to 5000).")
+@click.option("--contexts", default="static,random", show_default=True, help="Context variants, comma-separated.")
+@click.option("--inits", default="zeros", show_default=True, help="Inits, comma-separated (zeros, mean).")
+@click.option("--lrs", default="0.001", show_default=True, help="Learning rates, comma-separated.")
+@click.option("--every", type=POSITIVE, default=50, show_default=True, help="Iterations between measurements.")
+@click.option("--layers", default="all", show_default=True, help="Layers in the loss (see lexprobe ota).")
+@click.option("--patience", type=NON_NEGATIVE, default=_DEFAULTS["patience"], show_default=True,
+              help="Early stop evaluated on the recorded losses.")
+@click.option("--tol", type=NON_NEGATIVE_FLOAT, default=_DEFAULTS["tol"], show_default=True,
+              help="Relative improvement for --patience.")
+@click.option("--batch-size", type=POSITIVE, default=256, show_default=True, help="Rows (word x setting) per batch.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the word sample and contexts.")
+@click.option("--out", type=click.Path(file_okay=False), default="runs/ota_recovery", show_default=True,
+              help="Run folder: curve and summary tables (Parquet + markdown), recovery.png.")
+@click.option("--record", type=click.Path(dir_okay=False), default="", show_default=False,
+              help="Also append the printed summary to this markdown file (default: none; the run writes only "
+                   "into --out).")
+def run_ota_recovery(model, n_words, iterations, contexts, inits, lrs, every, layers, patience, tol, batch_size,
+                     seed, out, record) -> None:
+    """Single-token recovery (the paper's Figure 1): mean cosine distance of OTA to the true embedding of
+    one-token words against iterations, per context variant, init and learning rate; plus how many
+    iterations each setting needs for 95% of its final quality and where the early stop would end."""
+    from ..rare_words.ota_recovery import REFERENCE, winner
+    from ..runs.bench_record import record as record_md
+    from ..rare_words import run_rare_words
+
+    variants = [c.strip() for c in contexts.split(",") if c.strip()]
+    init_list = [i.strip() for i in inits.split(",") if i.strip()]
+    res = run_rare_words.run_ota_recovery(model, out, n_words=n_words, iterations=iterations, contexts=variants,
+                                          inits=init_list, lrs=_rates(lrs), every=every, layers=layers,
+                                          patience=patience, tol=tol, batch_size=batch_size, seed=seed)
+    png = res["png"]
+    best = winner(res["summary"], *REFERENCE[1:]) or winner(res["summary"], init_list[0], _rates(lrs)[0])
+    notes = [f"model {model}, {n_words} one-token words (seed {seed}), {iterations} iterations, layers {layers}; "
+             f"curve and PNG in {out} ({png.name})",
+             "start/end: mean cosine distance to the true input embedding at iteration 0 and at the last iteration",
+             "its_to_95: first iteration with mean similarity >= 95% of the same setting's final similarity; "
+             f"its_to_95_ref: the same against the reference setting {REFERENCE}",
+             f"stop_it / dist_at_stop: mean iteration where the early stop (patience {patience}, tol {tol}) ends a "
+             "word, and the mean distance there",
+             "read_start/read_end: the same distance with both vectors weighted by the first normalisation layer's "
+             "weights (the embedding as the model reads it)"] + \
+            ([f"winning context variant (lower final distance): **{best}**"] if best else [])
+    md = record_md(record or None, f"bench ota-recovery: {model}", res["summary"], notes=notes,
+                   columns=["contexts", "init", "lr", "start", "end", "best_iteration", "its_to_95", "its_to_95_ref",
+                            "stop_it", "dist_at_stop", "read_start", "read_end"])
+    click.echo(md)

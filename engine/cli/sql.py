@@ -16,7 +16,7 @@ from ..core.formatting import printable, render
                    "and load extensions. Default: only the index views can be read.")
 @format_option
 @click.pass_obj
-def sql_cmd(obj: Context, statement: str, unsafe: bool, fmt: str) -> None:
+def sql(obj: Context, statement: str, unsafe: bool, fmt: str) -> None:
     """Run a SQL STATEMENT over the indexes.
 
     Each index is a view named after it; ``words``, ``offsets`` and ``tokens`` are views over all indexes of
