@@ -14,8 +14,9 @@ import numpy as np
 
 from .analogy_evaluation import AnalogyTest, analogy_test
 from ..kinds.analogy_queries import DEFAULT_EPS
+from ..core.conventions import old_order
 from ..core.errors import LexprobeError
-from ..core.store import MANIFEST
+from ..core.store import MANIFEST, home_path
 from ..sources.datasets.bats import Coverage, Relation
 from ..runs import plots
 from ..runs.index_reuse import ensure_index
@@ -38,7 +39,7 @@ def glove_word_index(home: Path) -> dict:
 
     wanted = {"kind": "words", "source": GLOVE, "index": vindex.IndexParams().as_dict(), "lowercase": False,
               "limit": None}
-    return ensure_index(home, "glove", wanted, lambda: build_word_index(home, "glove", GLOVE, replace=True))
+    return ensure_index(home, "glove", wanted, lambda: build_word_index("glove", GLOVE, home=home, replace=True))
 
 
 # ------------------------------------------------------------------------------------ the analogy run
@@ -120,7 +121,7 @@ def open_offsets(home: Path, words, dataset: str, offsets_name: str):
 
     if not (home / offsets_name / MANIFEST).exists():
         build_offset_index(home, offsets_name, words.name, dataset)
-    index = OffsetIndex.open(home, offsets_name)
+    index = OffsetIndex.open(offsets_name, home=home)
     meta = index.store.meta
     if meta.get("words_index") != words.name or meta.get("dataset") != dataset:
         raise LexprobeError(f"{index.store.path}: offsets index {offsets_name!r} holds {meta.get('dataset')} over "
@@ -131,8 +132,9 @@ def open_offsets(home: Path, words, dataset: str, offsets_name: str):
     return index
 
 
-def run_table1(home: Path, words_name: str, dataset: str, *, offsets_name: str, n_shuffles: int = 50,
-               replicates: int = 10, seed: int = 0, pool_size: int = 10_000, out=None) -> dict:
+@old_order("home", "words_name", "dataset")
+def run_table1(words_name: str, dataset: str, *, home: str | Path | None = None, offsets_name: str,
+               n_shuffles: int = 50, replicates: int = 10, seed: int = 0, pool_size: int = 10_000, out=None) -> dict:
     """Table 1 and Figure 5 (:func:`lexprobe.analogies.offset_baselines.table1`), written to ``out``.
 
     The offsets index is built when missing; the shuffled offsets of the real relations and the random sets
@@ -147,7 +149,8 @@ def run_table1(home: Path, words_name: str, dataset: str, *, offsets_name: str, 
     from ..kinds.words import WordIndex
     from ..sources.datasets.analogy_sets import dataset_words
 
-    words = WordIndex.open(home, words_name)
+    home = home_path(home)
+    words = WordIndex.open(words_name, home=home)
     index = open_offsets(home, words, dataset, offsets_name)
     relations, skipped = scored_relations(index.select(kind="true"))
     if not relations:
@@ -200,7 +203,8 @@ def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     """
     from ..kinds.analogy_queries import answer_questions
 
-    _, top = answer_questions(index, questions[:, 0], questions[:, 1], questions[:, 2], k=4, honest=True)
+    _, top = answer_questions(index, questions[:, 0], questions[:, 1], questions[:, 2], k=4,
+                              exclude_inputs=False)
     is_input = (top[:, :, None] == questions[:, None, :]).any(axis=2)
     first_other = np.argmax(~is_input, axis=1)
     return top[np.arange(len(top)), first_other], top[:, 0]
@@ -213,7 +217,7 @@ def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
     from ..sources.datasets.google import read_questions
 
     built = glove_word_index(settings.home)
-    index = WordIndex.open(settings.home, "glove")
+    index = WordIndex.open("glove", home=settings.home)
     section = Section("glove-analogy", TITLES["glove-analogy"], "analogies")
     section.text.append(f"Index `glove` ({index.store.count} words x {index.dim} dims) "
                         + ("reused: its manifest matches." if built["reused"] else
@@ -280,7 +284,7 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
     from ..sources.datasets.analogy_sets import usable_relations
 
     glove_word_index(settings.home)
-    words = WordIndex.open(settings.home, "glove")
+    words = WordIndex.open("glove", home=settings.home)
     spec = f"bats:{settings.data['bats']}"
     relations, coverage = usable_relations(words, spec, answers="first")
     if settings.quick:
@@ -329,7 +333,7 @@ def offsets_stage(run_dir: RunDir, settings) -> Section:
                          lambda: build_offset_index(settings.home, "glove-bats-offsets", "glove", spec,
                                                             replace=True))
     shuffles, replicates = (10, 2) if settings.quick else (50, 10)
-    summary = run_table1(settings.home, "glove", spec, offsets_name="glove-bats-offsets", n_shuffles=shuffles,
+    summary = run_table1("glove", spec, home=settings.home, offsets_name="glove-bats-offsets", n_shuffles=shuffles,
                          replicates=replicates, seed=settings.seed, out=run_dir.path)
     overall = [r for r in summary["table1"] if r["category"] == "all"]
     section = Section("offsets", TITLES["offsets"], "analogies")

@@ -83,7 +83,7 @@ def bench_ann_curve(obj: Context, name, queries, k, seed, record, plot) -> None:
     setting (the fastest with recall >= 0.95)."""
     from ..suite.bench_ann_curve import record_ann_curve, run_ann_curve
 
-    index = WordIndex.open(obj.home, name)
+    index = WordIndex.open(name, home=obj.home)
     result = run_ann_curve(index.unit, n_queries=queries, k=k, seed=seed, log=lambda s: click.echo(s, err=True))
     click.echo(record_ann_curve(result, record, plot))
 
@@ -220,7 +220,7 @@ def bench_serve(obj: Context, name: str, n_requests: int, clients: int, threads:
     from ..serve.app import Running
     from ..serve.load import load_test
 
-    index = WordIndex.open(obj.home, name)
+    index = WordIndex.open(name, home=obj.home)
     rng = np.random.default_rng(seed)
     top = min(vocab, index.store.count)
     words = [index.words[i] for i in rng.choice(top, size=(n_requests, 3), replace=True).ravel()]

@@ -51,7 +51,7 @@ def index_words(obj: Context, spec, name, replace, fmt, vocab, limit, lowercase,
                 ef_search, nlist, nprobe, shard_rows, seed) -> None:
     """Build a words index from static vectors (duplicates: first wins, counted)."""
     params = vindex.IndexParams(index_type, hnsw_m, ef_construction, ef_search, nlist, nprobe)
-    s = build_word_index(obj.home, name, spec, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase,
+    s = build_word_index(name, spec, home=obj.home, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase,
                          params=params, shard_rows=shard_rows, seed=seed, replace=replace)
     click.echo(f"built {s['name']}: {s['count']} words x {s['dim']} dims ({s['duplicates_dropped']} duplicates "
                f"dropped, {s['rows_read']} rows read) in {s['seconds']} s")
@@ -89,7 +89,7 @@ def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, thre
         extra = {}
     with warnings.catch_warnings():  # long sentences and lost targets are printed below as one plain line
         warnings.simplefilter("ignore", UserWarning)
-        s = build(obj.home, name, model, corpus_spec, layers=parse_layers(layer, layers),
+        s = build(name, model, corpus_spec, home=obj.home, layers=parse_layers(layer, layers),
                   pooling=pooling, batch_tokens=batch_tokens, max_sentences=max_sentences,
                   threads=threads, params=vindex.IndexParams(index_type=index_type),
                   shard_rows=shard_rows, seed=seed, replace=replace, **extra)
@@ -150,7 +150,7 @@ def index_export(obj: Context, name, target, fmt) -> None:
 
     from ..sources.vector_files import write_word2vec
 
-    index = WordIndex.open(obj.home, name)
+    index = WordIndex.open(name, home=obj.home)
     ids = np.array(sorted(index.word_to_id.values()), dtype=np.int64)
     path = write_word2vec(target, [index.words[i] for i in ids], index.raw[ids], binary=fmt == "w2v-bin")
     click.echo(f"wrote {len(ids)} words x {index.dim} dims to {path} ({fmt})")

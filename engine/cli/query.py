@@ -35,7 +35,7 @@ def query_neighbors(obj: Context, name, words, k, restrict_vocab, include_self, 
         candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (not include_self)
         words = keep_known(index, list(words), skip=skip_unknown)
         rows = index.neighbors(words, clamp_k(k, max(candidates, 1), "words to rank"),
-                               include_self=include_self, restrict_vocab=restrict_vocab).to_pylist()
+                               exclude_inputs=not include_self, restrict_vocab=restrict_vocab).to_pylist()
     click.echo(render(rows, fmt, ["query", "rank", "word", "score"]))
 
 
@@ -73,7 +73,7 @@ def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_u
         from ..analogies.analogy_sections import section_accuracy
         from ..sources.datasets.google import read_questions
 
-        rows = section_accuracy(WordIndex.open(obj.home, name), read_questions(questions), method=method,
+        rows = section_accuracy(WordIndex.open(name, home=obj.home), read_questions(questions), method=method,
                                 restrict_vocab=restrict_vocab, case_insensitive=case_insensitive, eps=eps)
         click.echo(render(rows, fmt, ["section", "questions", "oov", "answered", "correct", "accuracy"]))
         return
@@ -83,14 +83,14 @@ def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_u
         items = [(*words, None)]
     else:
         raise LexprobeError(f"expected three words A ASTAR B (or --questions FILE), got {len(words)}")
-    index = WordIndex.open(obj.home, name)
+    index = WordIndex.open(name, home=obj.home)
     items = keep_known(index, items, lambda q: q[:3], skip=skip_unknown, source=questions or "query",
                        label=lambda q: q[3])
     ids = np.asarray([index.ids(q[:3]) for q in items], dtype=np.int64)
     candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (0 if honest else 3)
     k = clamp_k(k, max(candidates, 1), "candidate answers")
-    D, I = answer_questions(index, ids[:, 0], ids[:, 1], ids[:, 2], method=method, k=k, honest=honest,
-                            restrict_vocab=restrict_vocab, eps=eps)
+    D, I = answer_questions(index, ids[:, 0], ids[:, 1], ids[:, 2], method=method, k=k,
+                            exclude_inputs=not honest, restrict_vocab=restrict_vocab, eps=eps)
     rows = []
     for (a, a_star, b, _), d, i in zip(items, D, I):
         rows += [{"a": a, "a_star": a_star, "b": b, "rank": r, "word": index.words[j], "score": float(s)}
@@ -137,7 +137,7 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
 
     if bool(pairs_file) == bool(relation):
         raise LexprobeError("give either --relation (with --dataset) or --pairs")
-    words = WordIndex.open(obj.home, name)
+    words = WordIndex.open(name, home=obj.home)
     sets = []  # (label, start ids, end ids)
     if pairs_file:
         from ..analogies.offset_consistency import read_pair_file

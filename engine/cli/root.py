@@ -248,7 +248,7 @@ def opened(view, obj: Context, name: str, engine: str, address: str | None, grou
     """Index ``name`` opened as ``view`` (``WordIndex``, ``TokenIndex``): locally, or with its vectors served by
     Ray shard-group actors that stop when the block ends."""
     if engine == "local":
-        yield view.open(obj.home, name)
+        yield view.open(name, home=obj.home)
         return
     from ..scale.search import open_sharded
 

@@ -100,7 +100,7 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
     from ..analogies import run_analogies
     from ..sources.datasets.analogy_sets import usable_relations
 
-    words = WordIndex.open(obj.home, words_index)
+    words = WordIndex.open(words_index, home=obj.home)
     relations, coverage = usable_relations(words, dataset, answers=answers, lowercase=lowercase,
                                            questions=google_questions)
     run = run_analogies.run_analogy(words, relations, coverage, out_dir, dataset=dataset, method=method,
@@ -164,7 +164,7 @@ def run_offsets(obj: Context, words_index, dataset, offsets_name, shuffles, repl
     else:
         from ..analogies.run_analogies import run_table1
 
-        summary = run_table1(obj.home, words_index, dataset, **options)
+        summary = run_table1(words_index, dataset, home=obj.home, **options)
     click.echo(render(summary["table1"], "table", ["category", "set", "ocs", "ocs_iqr", "pcs", "pcs_iqr", "sets"]))
     why = {"mismatched-within": "needs every broad type to hold 2 relations or more",
            "mismatched-across": "needs 2 broad types or more"}
