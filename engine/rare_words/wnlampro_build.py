@@ -29,7 +29,7 @@ An entry is a triple (keyword, relation, targets). Rules, following the paper:
   with a minimum depth >= 6 (NLTK's ``min_depth()``, the root at 0: the paper's Table 2 examples need it, e.g.
   game for basketball and product for book sit at depth 6); kept when >= 3 targets are in T; the 20 most frequent
   targets (by Zipf) kept. ``min_depth=7`` comes near Table 4's counts (hypernym 0.92x, cohyponym 1.01x) but
-  loses those examples (see :data:`TABLE4_CAUSES`).
+  loses those examples (see :data:`lexprobe.rare_words.rare_word_claims.TABLE4_CAUSES`).
 - cohyponym (the paper's cohyponym+): hypernyms as above at distance <= 2, the union of their hyponyms (and
   instance hyponyms) within path distance 4 of each hypernym (the paper's text), minus the keyword; kept when
   >= 10 targets in T; the 50 most frequent kept. Table 2's ``harmonium -> sax`` needs the distance from the
@@ -274,39 +274,6 @@ PAPER_TABLE4 = {
     "hypernym": ((1191, 1785, 4750), (4.0, 3.9, 4.2)),
     "cohyponym": ((1960, 2740, 6126), (26.0, 26.0, 25.0)),
     "corruption": ((2880, 0, 0), (1.0, None, None)),
-}
-
-
-# Why the rebuilt Table 4 still differs from the paper's, measured on WordNet 3.0 with bert-base-uncased's vocabulary
-# (SPLADE-tiny's) and the defaults (min_depth 6, one part of speech per word, hyponyms within 4 of each hypernym).
-# Table 4 counts entries after the one-token filter (an entry needs its targets in T), as the rebuild does.
-TABLE4_CAUSES = {
-    "V": "(numbers for bert-base-uncased's vocabulary, SPLADE-tiny's) the paper's V is the vocabulary of the "
-         "Westbury Wikipedia corpus (not available): here every lowercased "
-         "WordNet lemma name is a keyword, and those wordfreq lacks count as rare, so the rare buckets are too "
-         "large (hypernym 1,867 vs 1,191, cohyponym 3,573 vs 1,960; all of them absent from wordfreq). No offline "
-         "list stands in: GloVe's 400k vocabulary as V stops near the same threshold and leaves 139 rare hypernym "
-         "entries (antonym 2, cohyponym 205).",
-    "antonym": "1,087 entries (2.97x), 1.0 targets: the most frequent sense by WordNet's sense counts (Table 2's "
-               "general -> specific needs it). Every bucket is too large (rare 2.3x, medium 2.5x, frequent 3.2x) "
-               "with about the paper's shares (9/14/78% vs 11/16/73%). Other readings measured: WordNet's first "
-               "synset over all parts of speech 902 (loses general, whose first synset is the noun; 791 when NLTK's "
-               "morphological base forms come first, as for adopted -> adopt), the first adjective sense 1,190, "
-               "the base forms' senses competing by count 993, mirrored pairs kept once 906, a tagged (count > 0) "
-               "sense required 597 (but 4/12 rare/medium vs 41/59). No rule tried reaches 366: not explained.",
-    "hypernym": "12,649 entries (1.64x; rare 1.57x, medium 1.48x, frequent 1.71x), 4.2/4.2/4.4 targets (within "
-                "15%). The minimum depth decides the count: NLTK min_depth >= 7 gives 7,109 (0.92x) with "
-                "3.9/3.9/4.1 targets, but the paper's text says 6 and its Table 2 needs 6 (game for basketball, "
-                "product for book sit at depth 6): the depth stays 6 (--min-depth 7 on data build-wnlampro). "
-                "Depth from a root at 1 (min_depth >= 5) gives 20,388, max_depth >= 6 19,939; leaving out "
-                "instance hypernyms 10,250 (1.33x); the most frequent sense only (not the text's two) 9,783 "
-                "(1.27x). Not explained at depth 6.",
-    "cohyponym": "17,964 entries (1.66x), 33.7/32.6/32.9 targets against 26/26/25 (1.30x). Same V and depth as "
-                 "hypernym: min_depth 7 gives 10,951 (1.01x) with 32.4/30.2/30.3 targets, but Table 2's samosa "
-                 "gets pizza, sandwich, salad only through dish at depth 6. Hyponyms within 4 of each hypernym "
-                 "(the text; Table 2's harmonium -> sax is 4 below wind_instrument); within 4 of the keyword "
-                 "(up + down) instead gives 17,121 with 30.6/29.6/30.4 targets and loses sax. The extra targets "
-                 "per entry are not explained.",
 }
 
 
