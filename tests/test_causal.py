@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from lexprobe.rare_words.causal_probing import (CausalLM, blank_vocabulary, make_query, split_at_blank,
-                                              top_predictions)
+from lexprobe.rare_words.cloze_queries import make_query, split_at_blank, top_predictions
+from lexprobe.rare_words.language_models import CausalLM, blank_vocabulary
 from lexprobe.core.errors import LexprobeError
 
 WORDS = ("bird fruit tree dog cat animal plant sparrow lime lemon citrus red green hot cold old new kind opposite "
@@ -246,7 +246,7 @@ def test_smollm2_alias_caches_the_dequantised_model_and_knows_a_sparrow(tmp_path
     """The packaged SmolLM2: the first use in this session dequantises its GGUF file into the cache (config,
     safetensors weights, tokenizer); the alias then loads from that folder, and the model says a sparrow is a bird."""
     from lexprobe.rare_words.language_models import load_lm
-    from lexprobe.rare_words.probing import top_predictions as any_top
+    from lexprobe.rare_words.cloze_queries import top_predictions as any_top
     from lexprobe.sources.models import resolve_model
 
     cache = tmp_path_factory.getbasetemp() / "lexprobe_cache"
@@ -320,8 +320,7 @@ def test_probe_ranks_targets_in_the_next_token_distribution(tiny, name):
 def test_prefix_trees_by_hand():
     """Queries sharing beginnings become one tree: each token once, at its query's position, seeing its ancestors;
     equal queries share their end; a keyword slot with another vector is another node; a full tree starts anew."""
-    from lexprobe.rare_words.causal_probing import pack_queries
-    from lexprobe.rare_words.probing import Query
+    from lexprobe.rare_words.cloze_queries import Query, pack_queries
 
     ids = [[0, 5, 6, 7], [0, 5, 6], [0, 5, 8], [0, 9], [0, 5, 6], [0, 5, 6], [0, 5, 6]]
     slots = [-1, -1, -1, -1, -1, 1, 1]
@@ -347,7 +346,7 @@ def test_prefix_trees_by_hand():
 def test_prefix_trees_give_each_query_its_logits_alone(tiny, name, monkeypatch):
     """Batched next-token logits (prefix trees, several per pass and several passes, keyword slots filled with
     vectors) equal the model run on each query alone with full logits; equal queries get equal answers."""
-    from lexprobe.rare_words import causal_probing
+    from lexprobe.rare_words import cloze_queries as causal_probing
     from lexprobe.rare_words.patterns import patterns_for
 
     lm = CausalLM.load(tiny[name])
@@ -434,7 +433,8 @@ def _rows(cells: dict) -> list[dict]:
 
 
 def test_frequency_gap_and_mrr_intervals_by_hand():
-    from lexprobe.rare_words.probing import aggregate, bucket_gap, mrr_interval
+    from lexprobe.rare_words.probing import aggregate
+    from lexprobe.rare_words.probing_scores import bucket_gap, mrr_interval
 
     rows = _rows({("antonym", "rare"): [0.0, 0.5], ("antonym", "frequent"): [1.0, 1.0],
                   ("hypernym", "rare"): [0.2], ("hypernym", "frequent"): [0.6, 0.4]})

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lexprobe.rare_words.probing import aggregate, entry_scores, random_scores
+from lexprobe.rare_words.probing import aggregate
+from lexprobe.rare_words.probing_scores import entry_scores, random_scores
 
 
 def test_entry_scores_by_hand_with_the_cutoff_boundary():

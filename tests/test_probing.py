@@ -12,7 +12,10 @@ from lexprobe.rare_words.run_rare_words import write_dataset
 from lexprobe.sources.datasets.wnlampro import Entry
 from lexprobe.core.errors import LexprobeError
 from lexprobe.rare_words.patterns import PATTERNS, article, check_pattern, fill
-from lexprobe.rare_words.probing import MaskedLM, make_query, probe, random_scores, rank_targets
+from lexprobe.rare_words.cloze_queries import make_query
+from lexprobe.rare_words.language_models import MaskedLM
+from lexprobe.rare_words.probing import probe
+from lexprobe.rare_words.probing_scores import random_scores, rank_targets
 
 
 @pytest.fixture(scope="session")
@@ -247,7 +250,7 @@ def test_probe_sample_is_independent_of_the_dev_split():
 
 def test_strategy_difference_has_a_paired_bootstrap_interval():
     from lexprobe.core.intervals import paired_bootstrap
-    from lexprobe.rare_words.probing import compare_strategies
+    from lexprobe.rare_words.probing_scores import compare_strategies
 
     rows = [_row("ota", 0, "hypernym", "rare", 1.0), _row("first", 0, "hypernym", "rare", 0.0),
             _row("ota", 1, "hypernym", "rare", 1.0), _row("first", 1, "hypernym", "rare", 0.0),

@@ -221,7 +221,7 @@ def test_a_model_is_loaded_once_for_concurrent_requests(home, monkeypatch):
     """Four probes at once on a fresh server: one load of the model, four answers."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from lexprobe.rare_words.probing import MaskedLM
+    from lexprobe.rare_words.language_models import MaskedLM
 
     loads = []
     real = MaskedLM.load.__func__

@@ -248,7 +248,7 @@ def query_probe(model, texts, text_file, k, gold, fmt) -> None:
     word).
     """
     from ..rare_words.language_models import load_lm
-    from ..rare_words.probing import gold_rank, top_predictions
+    from ..rare_words.cloze_queries import gold_rank, top_predictions
     from ..sources.datasets.word_lines import text_lines
 
     sentences = list(texts) + (text_lines(text_file, "sentences") if text_file else [])

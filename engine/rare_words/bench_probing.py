@@ -1,7 +1,7 @@
 """Benchmark: WNLaMPro probing sentences/s, batched against the authors' evaluation: one sentence per forward pass
 with full-vocabulary logits at every position (``model(**enc).logits[0, mask]``, what one writes for one sentence).
 Batched: length-sorted batches with logits only at the mask position; for a causal model the batches are prefix
-trees (:func:`lexprobe.rare_words.causal_probing.pack_queries`). Both rank the same targets on the same sentences;
+trees (:func:`lexprobe.rare_words.cloze_queries.pack_queries`). Both rank the same targets on the same sentences;
 the ranks must agree."""
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ import os
 import numpy as np
 
 from .patterns import patterns_for
-from .language_models import load_lm
-from .probing import MaskedLM, Query, answer, make_query
+from .cloze_queries import Query, make_query
+from .language_models import LanguageModel, load_lm
+from .probing import answer
 from ..runs.bench_record import record, timed
 
 
-def benchmark_queries(lm: MaskedLM, n: int, *, dataset=None, seed: int = 0) -> tuple[list[Query], list[list[int]]]:
+def benchmark_queries(lm: LanguageModel, n: int, *, dataset=None, seed: int = 0) -> tuple[list[Query], list[list[int]]]:
     """``n`` probing sentences with their target ids (in the form the blank gives them), whole entries at a time
     as a WNLaMPro run probes them (every pattern of the entry's relation): entries of a WNLaMPro file drawn with
     ``seed`` or, without one, hypernym entries around whole-word vocabulary tokens (target "thing")."""
@@ -36,7 +37,7 @@ def benchmark_queries(lm: MaskedLM, n: int, *, dataset=None, seed: int = 0) -> t
         keyword, relation, t = pairs[i]
         for p in patterns_for(relation)[:n - len(queries)]:
             queries.append(make_query(lm, p, keyword, replace=False))
-            targets.append(lm.at_blank(t, p) if lm.kind == "causal" else t)
+            targets.append(lm.at_blank(t, p))
         if len(queries) == n:
             break
     return queries, targets
@@ -56,7 +57,7 @@ def run_probing_bench(model: str, *, dataset=None, n_sentences: int, loop_sample
     agree = float((ranks[sample] == ranks_loop).mean())
     rate_batch, rate_loop = len(queries) / t_batch, len(sample) / t_loop
     if lm.kind == "causal":
-        from .causal_probing import PACKED_TOKENS, pack_queries
+        from .cloze_queries import PACKED_TOKENS, pack_queries
 
         shared = sum(len(t.ids) for t in pack_queries(queries, None, PACKED_TOKENS))
     how = "prefix trees" if lm.kind == "causal" else "length-sorted"

@@ -186,7 +186,7 @@ STAGE_STRATEGIES = ("original", "ota", "first", "last", "avg")
 def _stage_model(run_dir: RunDir, settings, model: str) -> dict:
     """One model of the WNLaMPro stage: WNLaMPro built for its vocabulary and probed with every strategy into
     ``<stage>/<model>/``; returns what the stage's tables need."""
-    from .probing import bucket_gap, compare_strategies
+    from .probing_scores import bucket_gap, compare_strategies
     from .wnlampro_build import build_wnlampro
 
     limit, ota_iterations = STAGE_MODELS[model]["quick" if settings.quick else "full"]
@@ -208,7 +208,7 @@ def _stage_model(run_dir: RunDir, settings, model: str) -> dict:
 
 def _with_intervals(run: dict, seed: int) -> list[dict]:
     """The by-relation-and-bucket table of one model with a 95% bootstrap interval of each MRR."""
-    from .probing import mrr_interval
+    from .probing_scores import mrr_interval
 
     out = []
     for r in run["result"]["by_bucket"]:

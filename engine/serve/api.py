@@ -17,7 +17,8 @@ import numpy as np
 
 from ..kinds.analogy_queries import METHODS
 from ..analogies.offset_consistency import score_pairs, unit_offsets
-from ..rare_words.probing import MaskedLM, top_predictions
+from ..rare_words.cloze_queries import top_predictions
+from ..rare_words.language_models import MaskedLM
 from ..core.errors import LexprobeError
 from ..core.store import Store
 from ..kinds.tokens import TokenIndex
