@@ -13,11 +13,14 @@ from lexprobe.analogies.analogy import honest_shares, run_relations
 from lexprobe.kinds.analogy_queries import answer_questions
 from lexprobe.sources.datasets.analogy_sets import usable_relations
 from lexprobe.kinds.words import WordIndex
+from topk_ties import add_error, assert_rank_agrees, assert_topk_agrees, dot_error, mul_error, pairdir_error, unit_error
+
+G = float(dot_error(50, inputs=unit_error(50)))  # a float32 cosine of GloVe's vectors normalised in float32
 
 
 @pytest.fixture(scope="module")
 def glove(glove_home):
-    return WordIndex.open(glove_home, "glove")
+    return WordIndex.open("glove", home=glove_home)
 
 
 @pytest.fixture(scope="module")
@@ -38,27 +41,65 @@ def _sample(table, n, seed=0):
     return table.take(np.sort(pick)).to_pylist()
 
 
+@pytest.fixture(scope="module")
+def exact(glove):
+    """GloVe's vectors normalised in float64: the reference for the float32 scores."""
+    raw = np.asarray(glove.raw, dtype=np.float64)
+    return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+
+
+def _reference(U, method, a, a_star, b, ids=None, eps=1e-3):
+    """Exact scores of a:a*::b:? (word ids) for the words ``ids`` (a list or a slice; default: every row of
+    ``U``), by the papers' formulas in float64, and per word a bound of |float32 score - exact score|
+    (tests/topk_ties.py)."""
+    X = U if ids is None else U[ids]
+    A, S, B = U[a], U[a_star], U[b]
+    cb, cas, ca = X @ B, X @ S, X @ A
+    if method == "add":
+        qn = np.linalg.norm(B - A + S)
+        return (cb - ca + cas) / qn, np.full(len(X), add_error(G, qn))
+    if method == "mul":
+        shift = lambda c: (c + 1) / 2
+        return shift(cb) * shift(cas) / (shift(ca) + eps), mul_error(G, cb, cas, ca, eps)
+    o = S - A
+    d = np.linalg.norm(X - B, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(d > 1e-6, (X - B) @ o / (d * np.linalg.norm(o)), 0.0)  # x = b scores 0
+    return s, pairdir_error(G, cb, s, np.linalg.norm(o))
+
+
+def _agrees_with(glove, exact, method, question, ours, theirs, eps=1e-3):
+    """Our top-k ``(words, scores)`` against another float32 implementation's, both sides' rounding allowed."""
+    ids = lambda words: glove.ids(words).tolist()
+    err = 2 * _reference(exact, method, *ids(question), ids(ours[0]) + ids(theirs[0]), eps)[1].max()
+    assert_topk_agrees(ids(ours[0]), (ids(theirs[0]), theirs[1]), err, scores=ours[1], what=" ".join(question))
+
+
 @pytest.mark.parametrize("method", ["add", "mul"])
-def test_same_answers_as_gensim(glove, bats, kv, method):
+def test_same_answers_as_gensim(glove, exact, bats, kv, method):
     # gensim's most_similar_cosmul uses eps 1e-6 (and ignores restrict_vocab): compare with the same eps
     rows = _sample(run_relations(glove, [bats["I01"], bats["E01"]], method=method, eps=1e-6).table, 30)
     call = kv.most_similar if method == "add" else kv.most_similar_cosmul
     for row in rows:
         (word, score), = call(positive=[row["a_star"], row["b"]], negative=[row["a"]], topn=1)
-        assert row["prediction"] == word, row
+        question = [row["a"], row["a_star"], row["b"]]
+        ours = ([row["prediction"]], [row["score"]])
+        _agrees_with(glove, exact, method, question, ours, ([word], [score]), eps=1e-6)
         assert row["score"] == pytest.approx(score, abs=1e-5)
 
 
-def test_restricted_vocabulary_matches_gensim(glove, bats, kv):
+def test_restricted_vocabulary_matches_gensim(glove, exact, bats, kv):
     rows = _sample(run_relations(glove, [bats["I03"]], restrict_vocab=10000).table, 20, seed=1)
     for row in rows:
-        (word, _), = kv.most_similar(positive=[row["a_star"], row["b"]], negative=[row["a"]], topn=1,
-                                     restrict_vocab=10000)
-        assert row["prediction"] == word and glove.word_to_id[word] < 10000
+        (word, score), = kv.most_similar(positive=[row["a_star"], row["b"]], negative=[row["a"]], topn=1,
+                                         restrict_vocab=10000)
+        question = [row["a"], row["a_star"], row["b"]]
+        _agrees_with(glove, exact, "add", question, ([row["prediction"]], [row["score"]]), ([word], [score]))
+        assert glove.word_to_id[row["prediction"]] < 10000 and glove.word_to_id[word] < 10000
 
 
 @pytest.mark.parametrize("method, honest", [("add", False), ("add", True), ("mul", False), ("pairdir", True)])
-def test_pruned_kernel_equals_full_scan_and_generic_path(glove, bats, method, honest):
+def test_pruned_kernel_equals_full_scan_and_generic_path(glove, exact, bats, method, honest):
     rels = [bats["E02"]]
     fast = run_relations(glove, rels, method=method, k=3, honest=honest, restrict_vocab=30000).table
     full = run_relations(glove, rels, method=method, k=3, honest=honest, restrict_vocab=30000, prune=False).table
@@ -66,10 +107,15 @@ def test_pruned_kernel_equals_full_scan_and_generic_path(glove, bats, method, ho
         assert fast.column(col).to_pylist() == full.column(col).to_pylist()
     np.testing.assert_allclose(fast.column("score").to_numpy(), full.column("score").to_numpy(), rtol=1e-5)
     ids = lambda c: glove.ids(fast.column(c).to_pylist())
-    D, I = answer_questions(glove, ids("a"), ids("a_star"), ids("b"), method=method, k=3, honest=honest,
+    D, I = answer_questions(glove, ids("a"), ids("a_star"), ids("b"), method=method, k=3, exclude_inputs=not honest,
                             restrict_vocab=30000)
-    got = [[glove.words[j] for j in row] for row in I]
-    assert np.mean([g == t for g, t in zip(got, fast.column("top_k").to_pylist())]) > 0.99  # float ties aside
+    # the generic path computes the scores another way: both lists agree with the exact ones up to float32 rounding
+    for q, (a, a_star, b, top) in enumerate(zip(ids("a"), ids("a_star"), ids("b"), fast.column("top_k").to_pylist())):
+        s, err = _reference(exact, method, a, a_star, b, slice(30000))
+        if not honest:
+            s[[x for x in (a, a_star, b) if x < 30000]] = -np.inf
+        assert_topk_agrees(I[q], s, err, scores=D[q], what=f"generic path, question {q}")
+        assert_topk_agrees(glove.ids(top), s, err, what=f"relation kernel, question {q}")
     np.testing.assert_allclose(D[:, 0], fast.column("score").to_numpy(), rtol=1e-4, atol=1e-5)
 
 
@@ -85,35 +131,34 @@ def test_pruned_kernel_on_the_whole_vocabulary_k1(glove, bats, method):
     np.testing.assert_allclose(fast.column("score").to_numpy(), full.column("score").to_numpy(), rtol=1e-6)
 
 
-def test_add_ranks_by_brute_force_over_the_whole_vocabulary(glove, bats):
+def test_add_ranks_by_brute_force_over_the_whole_vocabulary(glove, exact, bats):
     """Gold ranks far down the list (counted block by block over all 400k words, excluded words removed) equal a
     brute-force count of the words scoring above the gold answer."""
     rows = sorted(run_relations(glove, [bats["L05"]]).table.to_pylist(), key=lambda r: -r["rank"])[:4]
     assert rows[0]["rank"] > 1000
     for row in rows:
         a, a_star, b, gold = (glove.word_to_id[row[c]] for c in ("a", "a_star", "b", "gold"))
-        scores = glove.unit @ (glove.unit[b] - glove.unit[a] + glove.unit[a_star])
+        scores, err = _reference(exact, "add", a, a_star, b)
         scores[[a, a_star, b]] = -np.inf
-        g = scores[gold]  # float32 sums in another order: words within 1e-5 of the gold may fall either way
-        assert 1 + (scores > g + 1e-5).sum() <= row["rank"] <= 1 + (scores > g - 1e-5).sum()
+        assert_rank_agrees(row["rank"], scores, [gold], err, what=str(row))  # words within rounding: either way
 
 
-def test_pairdir_and_rank_by_brute_force(glove, bats):
+def test_pairdir_and_rank_by_brute_force(glove, exact, bats):
     table = run_relations(glove, [bats["I05"]], method="pairdir", restrict_vocab=20000).table
-    U = glove.unit[:20000]
+    U = exact[:20000]
     rows = table.to_pylist()
     assert all(r["rank"] == -1 for r in rows if glove.word_to_id[r["gold"]] >= 20000)  # gold outside the candidates
     for row in [r for r in rows if glove.word_to_id[r["gold"]] < 20000][:5]:
-        a, a_star, b, gold = (glove.unit[glove.word_to_id[row[c]]] for c in ("a", "a_star", "b", "gold"))
+        a, a_star, b = (exact[glove.word_to_id[row[c]]] for c in ("a", "a_star", "b"))
         o = a_star - a
         diff = U - b
         with np.errstate(invalid="ignore", divide="ignore"):
             cos = diff @ o / (np.linalg.norm(diff, axis=1) * np.linalg.norm(o))
         for w in ("a", "a_star", "b"):
             cos[glove.word_to_id[row[w]]] = -np.inf
-        assert glove.words[int(np.nanargmax(cos))] == row["prediction"]
-        g = cos[glove.word_to_id[row["gold"]]]
-        assert row["rank"] == 1 + int((cos > g).sum())
+        err = pairdir_error(G, U @ b, np.nan_to_num(cos, neginf=0.0), np.linalg.norm(o))  # float32 rounding
+        assert_topk_agrees(glove.ids([row["prediction"]]), cos, err, scores=[row["score"]], what=str(row))
+        assert_rank_agrees(row["rank"], cos, [glove.word_to_id[row["gold"]]], err, what=str(row))
 
 
 def test_rank_one_means_correct_and_any_answers(glove, bats, shared_data):
