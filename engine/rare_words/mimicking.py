@@ -55,7 +55,6 @@ the same instances and reaches the same loss, and exists for the speed benchmark
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections import Counter
@@ -66,9 +65,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..core.conventions import Result
 from ..core.errors import LexprobeError
 from ..core.progress import bar
 from ..core.seeds import rng_for
+from .am_targets import TargetTable, models_dir, targets_for
 
 START, UNK_TOKEN, PAD_TOKEN = "<S>", "UNK", "PAD"
 UNK, PAD = 0, 1
@@ -76,6 +77,8 @@ ATTENTIONS = ("clustering", "uniform")
 PRESETS = {"am": {"smin": 1, "smax": 20, "ngram_dropout": 0.0},
            "am-context": {"smin": 8, "smax": 20, "ngram_dropout": 0.1}}
 EPS = 1e-9  # the authors' constant in rho's normalisation
+MODEL_KIND = "am-model"  # a trained model's folder (see :mod:`.am_store`)
+WEIGHTS_FILE = "model.safetensors"
 
 
 @dataclass(frozen=True)
@@ -143,9 +146,15 @@ class NGramVocab:
 
     @classmethod
     def build(cls, words: Sequence[str], nmin: int = 3, nmax: int = 5, threshold: int = 4) -> "NGramVocab":
+        return cls.from_lists([char_ngrams(w, nmin, nmax) for w in words], nmin, nmax, threshold)
+
+    @classmethod
+    def from_lists(cls, lists: Sequence[Sequence[str]], nmin: int = 3, nmax: int = 5,
+                   threshold: int = 4) -> "NGramVocab":
+        """The vocabulary of the words whose n-gram lists are ``lists``."""
         counts = Counter()
-        for w in words:
-            counts.update(char_ngrams(w, nmin, nmax))
+        for grams in lists:
+            counts.update(grams)
         return cls([UNK_TOKEN, PAD_TOKEN] + [g for g, c in counts.most_common() if c >= threshold], nmin, nmax)
 
     def __len__(self) -> int:
@@ -155,12 +164,15 @@ class NGramVocab:
         """The n-gram ids of ``word`` (UNK for n-grams not in the vocabulary)."""
         return [self.index.get(g, UNK) for g in char_ngrams(word, self.nmin, self.nmax)]
 
-    def encode(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """The n-gram ids of many words as one flat array and offsets (word i: flat[offsets[i]:offsets[i+1]])."""
-        lists = [self.ids(w) for w in words]
-        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-        np.cumsum([len(x) for x in lists], out=offsets[1:])
-        flat = np.fromiter((i for x in lists for i in x), dtype=np.int64, count=int(offsets[-1]))
+    def encode(self, words: Sequence[str], lists: Sequence[Sequence[str]] | None = None):
+        """The n-gram ids of many words as one flat array and offsets (word i: flat[offsets[i]:offsets[i+1]]);
+        ``lists``: their n-grams when already cut."""
+        get = self.index.get
+        ids = [[get(g, UNK) for g in grams] for grams in (lists if lists is not None else
+                                                          (char_ngrams(w, self.nmin, self.nmax) for w in words))]
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in ids], out=offsets[1:])
+        flat = np.fromiter((i for x in ids for i in x), dtype=np.int64, count=int(offsets[-1]))
         return flat, offsets
 
 
@@ -182,41 +194,7 @@ def ngram_dropout(flat: np.ndarray, offsets: np.ndarray, p: float, rng: np.rando
     return values[order], new_offsets
 
 
-# ------------------------------------------------------------------------------------------ target table
-
-
-@dataclass
-class TargetTable:
-    """The known embeddings AM mimics and reads its contexts with: words, their vectors, where they come from."""
-
-    words: list[str]
-    matrix: np.ndarray  # (n, d) float32
-    provenance: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        self.matrix = np.ascontiguousarray(self.matrix, dtype=np.float32)
-        if self.matrix.ndim != 2 or len(self.words) != len(self.matrix):
-            raise LexprobeError(f"target table: {len(self.words)} words for a matrix of shape {self.matrix.shape}")
-        if len(set(self.words)) != len(self.words):
-            raise LexprobeError("target table: a word appears twice")
-
-    @property
-    def dim(self) -> int:
-        return self.matrix.shape[1]
-
-    def row(self, word: str) -> int | None:
-        if not hasattr(self, "_row"):
-            self._row = {w: i for i, w in enumerate(self.words)}
-        return self._row.get(word)
-
-    @property
-    def checksum(self) -> str:
-        """SHA-256 over the words and the float32 vectors: the table's identity in a model's config."""
-        if not hasattr(self, "_checksum"):
-            h = hashlib.sha256("\n".join(self.words).encode("utf-8", "surrogatepass"))
-            h.update(self.matrix.tobytes())
-            self._checksum = h.hexdigest()
-        return self._checksum
+# ------------------------------------------------------------------------------------------ contexts
 
 
 def context_vectors(windows, owners, targets: TargetTable) -> tuple[np.ndarray, np.ndarray]:
@@ -299,13 +277,22 @@ def _net(n_ngrams: int, dim: int, attention: str, seed: int = 0):
 
 
 @dataclass
-class AMInference:
-    """What :meth:`AMModel.infer` returns, rows in the order of the words."""
+class AMInference(Result):
+    """What :meth:`AMModel.infer` returns, rows in the order of the words; :meth:`to_arrow`: one row a word."""
 
+    words: list[str]
     vectors: np.ndarray        # (n, d) float32
     alpha: np.ndarray          # (n,) the form gate; NaN for a word without contexts (its vector is the form)
     rho: list[np.ndarray]      # each word's context weights, one per context it was given
     contexts: np.ndarray       # (n,) contexts used (those with a known word)
+
+    def to_arrow(self) -> pa.Table:
+        """``word, contexts, alpha, vector``."""
+        from ..core.store import vector_array
+
+        return pa.table({"word": pa.array(self.words, pa.string()), "contexts": pa.array(self.contexts, pa.int64()),
+                         "alpha": pa.array(self.alpha, pa.float32(), from_pandas=True),
+                         "vector": vector_array(self.vectors)})
 
 
 class AMModel:
@@ -313,9 +300,37 @@ class AMModel:
 
     def __init__(self, config: AMConfig, vocab: NGramVocab, state: dict, targets: TargetTable):
         self.config, self.vocab, self.targets = config, vocab, targets
+        self.name, self.meta = None, {}  # set when opened from a model folder
         self.net = _net(len(vocab), targets.dim, config.attention)
         self.net.load_state_dict(state)
         self.net.eval()
+
+    @classmethod
+    def open(cls, name: str, *, home=None) -> "AMModel":
+        """The trained model ``name`` under the home (verified), its target table read again and checked against
+        the SHA-256 recorded at training (a words index rebuilt since, or a cache removed, is an error)."""
+        from safetensors.torch import load_file
+
+        from ..core.store import Store, check_name
+
+        path = models_dir(home, "am") / check_name(name)
+        if not (path / "manifest.json").exists():
+            known = sorted(p.name for p in path.parent.glob("*") if (p / "manifest.json").exists())
+            raise LexprobeError(f"{path}: no AM model named {name!r} (AM models: {', '.join(known) or 'none'}; "
+                                "train one with lexprobe am train)")
+        store = Store.open(path)
+        if store.kind != MODEL_KIND:
+            raise LexprobeError(f"{path}: not an AM model (kind {store.kind!r})")
+        meta = store.meta
+        targets = targets_for(meta["targets"], home=home)
+        if targets.checksum != meta["targets"]["checksum"]:
+            raise LexprobeError(f"{path}: the target table of AM model {name!r} changed since training "
+                                f"({meta['targets'].get('index') or meta['targets'].get('model')}): train it again "
+                                "(lexprobe am train ... --replace)")
+        vocab = NGramVocab(store.column("ngram").to_pylist(), meta["config"]["nmin"], meta["config"]["nmax"])
+        model = cls(AMConfig(**meta["config"]), vocab, load_file(store.file_path("weights")), targets)
+        model.name, model.meta = name, meta
+        return model
 
     @property
     def dim(self) -> int:
@@ -381,7 +396,7 @@ class AMModel:
                     alpha[w] = float(a[r])
                     rho[w] = p[r, :n_ctx[w]].numpy().astype(np.float32)
             i = j
-        return AMInference(out, alpha, rho, n_ctx)
+        return AMInference(words, out, alpha, rho, n_ctx)
 
 
 # -------------------------------------------------------------------------------------------- training
@@ -426,12 +441,12 @@ class TrainingSet:
 
 
 def training_set(targets: TargetTable, data: ContextData, config: AMConfig, vocab: NGramVocab | None = None,
-                 exclude: Sequence[str] = ()) -> tuple[TrainingSet, NGramVocab]:
-    """The training words (target words with a usable context, count >= ``min_count``, not in ``exclude``), the
+                 held_out: Sequence[str] = ()) -> tuple[TrainingSet, NGramVocab]:
+    """The training words (target words with a usable context, count >= ``min_count``, not ``held_out``), the
     n-gram vocabulary built from them (unless given) and every usable context's v_C."""
     V, counts = context_vectors(data.windows, data.owners, targets)
     owners = data.owners.to_numpy(zero_copy_only=False)
-    skip = set(exclude)
+    skip = set(held_out)
     usable = counts > 0
     candidates = sorted({w for w in np.unique(owners[usable]).tolist()
                          if targets.row(w) is not None and w not in skip
@@ -445,8 +460,9 @@ def training_set(targets: TargetTable, data: ContextData, config: AMConfig, voca
     words = group.tolist()
     occ = np.array([data.occurrences.get(w, 0) for w in words], dtype=np.float64)
     copies = np.maximum(1, np.minimum(occ / config.count_per_copy, config.max_copies)).astype(np.int64)
-    vocab = vocab or NGramVocab.build(words, config.nmin, config.nmax, config.ngram_threshold)
-    flat, offsets = vocab.encode(words)
+    lists = [char_ngrams(w, config.nmin, config.nmax) for w in words]
+    vocab = vocab or NGramVocab.from_lists(lists, config.nmin, config.nmax, config.ngram_threshold)
+    flat, offsets = vocab.encode(words, lists)
     return TrainingSet(words, targets.matrix[[targets.row(w) for w in words]], copies, flat, offsets, V[rows],
                        counts[rows], rows, start.astype(np.int64), n.astype(np.int64)), vocab
 
@@ -494,7 +510,8 @@ class TrainingLog:
 
     losses: list[float] = field(default_factory=list)
     instances: list[int] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0        # in all
+    setup_seconds: float = 0.0  # context vectors, n-grams (and the reference's windows as text)
     words: int = 0
     contexts: int = 0
 
@@ -502,15 +519,15 @@ class TrainingLog:
         return asdict(self)
 
 
-def train(targets: TargetTable, data: ContextData, config: AMConfig, *, exclude: Sequence[str] = (),
+def train(targets: TargetTable, data: ContextData, config: AMConfig, *, held_out: Sequence[str] = (),
           reference: bool = False, max_batches: int | None = None, desc: str = "AM") -> tuple[AMModel, TrainingLog]:
-    """Train an AM model to mimic ``targets`` from the windows of ``data`` (see the module doc); ``exclude``:
-    words never trained on (held out). ``reference``: build batches instance by instance from the windows' words
+    """Train an AM model to mimic ``targets`` from the windows of ``data`` (see the module doc); ``held_out``:
+    words never trained on. ``reference``: build batches instance by instance from the windows' words
     (the authors' way; for the benchmark). ``max_batches``: stop each epoch after so many batches (benchmarks)."""
     import torch
 
     t0 = time.perf_counter()
-    ts, vocab = training_set(targets, data, config, exclude=exclude)
+    ts, vocab = training_set(targets, data, config, held_out=held_out)
     net = _net(len(vocab), targets.dim, config.attention, config.seed)
     net.train()
     opt = torch.optim.Adam(net.parameters(), lr=config.lr, betas=(0.9, 0.999), eps=1e-8, foreach=True)
@@ -518,7 +535,7 @@ def train(targets: TargetTable, data: ContextData, config: AMConfig, *, exclude:
     C = torch.from_numpy(ts.ctx_counts)
     Y = torch.from_numpy(ts.targets)
     builder = _ReferenceBatches(ts, data, targets, vocab) if reference else None
-    log = TrainingLog(words=len(ts.words), contexts=len(ts.ctx_rows))
+    log = TrainingLog(words=len(ts.words), contexts=len(ts.ctx_rows), setup_seconds=time.perf_counter() - t0)
     progress = bar(total=config.epochs, desc=desc, unit="epoch")
     for epoch in range(config.epochs):
         inst, rng = epoch_instances(ts, config, epoch)

@@ -10,9 +10,9 @@ import pytest
 
 from lexprobe.core.errors import LexprobeError
 from lexprobe.rare_words import mimicking
-from lexprobe.rare_words.mimicking import (AMModel, ContextData, NGramVocab, TargetTable, char_ngrams,
-                                           context_vectors, epoch_instances, ngram_dropout, preset, train,
-                                           training_set)
+from lexprobe.rare_words.am_targets import TargetTable
+from lexprobe.rare_words.mimicking import (AMModel, ContextData, NGramVocab, char_ngrams, context_vectors,
+                                           epoch_instances, ngram_dropout, preset, train, training_set)
 
 
 def test_ngrams_of_the_padded_word_as_the_authors_cut_them():
@@ -148,7 +148,7 @@ def recovery(model, targets, data, held):
 
 def test_am_recovers_a_space_made_from_form_far_better_than_the_context_mean(one_torch_thread):
     targets, data, held = synthetic()
-    model, log = train(targets, data, preset("am", epochs=10, seed=3), exclude=held)
+    model, log = train(targets, data, preset("am", epochs=10, seed=3), held_out=held)
     am, baseline, got = recovery(model, targets, data, held)
     assert log.losses[-1] < 0.2 * log.losses[0]  # training lowers the loss
     assert am > 0.85 and baseline < 0.35 and am - baseline > 0.5
@@ -159,8 +159,14 @@ def test_am_recovers_a_space_made_from_form_far_better_than_the_context_mean(one
 def test_a_broken_form_path_fails_the_same_check(one_torch_thread, monkeypatch):
     """The mutation the recovery test must catch: every n-gram looked up as UNK."""
     targets, data, held = synthetic()
-    monkeypatch.setattr(NGramVocab, "ids", lambda self, word: [mimicking.UNK] * len(char_ngrams(word)))
-    model, _ = train(targets, data, preset("am", epochs=10, seed=3), exclude=held)
+    encode = NGramVocab.encode
+
+    def unk_only(self, words, lists=None):
+        flat, offsets = encode(self, words, lists)
+        return np.full_like(flat, mimicking.UNK), offsets
+
+    monkeypatch.setattr(NGramVocab, "encode", unk_only)
+    model, _ = train(targets, data, preset("am", epochs=10, seed=3), held_out=held)
     am, baseline, _ = recovery(model, targets, data, held)
     assert am < 0.35
 
@@ -188,4 +194,4 @@ def test_training_is_seeded_and_checks_its_settings(one_torch_thread):
     with pytest.raises(LexprobeError, match="attention"):
         preset("am", attention="softmax")
     with pytest.raises(LexprobeError, match="no training word"):
-        train(targets, data, preset("am"), exclude=data.owners.to_pylist())
+        train(targets, data, preset("am"), held_out=data.owners.to_pylist())

@@ -1,0 +1,158 @@
+"""Trained Attentive Mimicking models on disk, and their vectors as words-index entries.
+
+A model is a small folder ``<home>/.models/am/<name>/`` written like an index (:class:`~lexprobe.core.store.
+StoreWriter`: built aside, fsynced, swapped in atomically, under a writer lock, every file checksummed in the
+manifest and verified on open): ``shards/`` hold the n-gram vocabulary (``id``, ``ngram``), ``model.safetensors``
+the weights, and the manifest's ``meta`` the config, the target table's provenance and SHA-256, the contexts
+index (name, content digest, corpora), the held-out words' digest and the training log.
+:func:`train_am` reuses the model when all of these match, and refuses other settings under the same name
+unless ``replace``.
+
+:func:`insert_am` adds AM vectors to a words index as new entries (origin ``am``), the model, its target table
+and the contexts' corpora named in the index's history, through :func:`lexprobe.kinds.words.insert_words` (a new
+shard and a FAISS add, atomic), so neighbours, analogies and SQL see them like any word.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..core.errors import LexprobeError
+from ..core.store import Store, StoreWriter, check_name, shards_digest, write_lock
+from .am_targets import TargetTable, index_targets, lm_targets, models_dir, same_space
+from .mimicking import MODEL_KIND, WEIGHTS_FILE, AMModel, ContextData, preset, train
+
+_NGRAM_SCHEMA = pa.schema([("id", pa.int64()), ("ngram", pa.string())])
+
+
+def model_path(name: str, *, home=None) -> Path:
+    return models_dir(home, "am") / check_name(name)
+
+
+def _words_digest(words: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(set(words))).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _contexts_identity(index) -> dict:
+    return {"name": index.name, "digest": shards_digest(index.store.manifest),
+            "corpora": [c.get("corpus") for c in index.settings.get("corpora", [])],
+            "window": index.settings.get("window"), "cap": index.settings.get("cap")}
+
+
+def _write_model(name: str, model: AMModel, meta: dict, *, home=None) -> Path:
+    from safetensors.torch import save_file
+
+    root = models_dir(home, "am")
+    root.mkdir(parents=True, exist_ok=True)
+    with write_lock(root, name):
+        with StoreWriter(root, name, kind=MODEL_KIND, dim=model.dim, schema=_NGRAM_SCHEMA) as writer:
+            writer.write(pa.table({"id": pa.array(np.arange(len(model.vocab)), pa.int64()),
+                                   "ngram": pa.array(model.vocab.ngrams, pa.string())}, schema=_NGRAM_SCHEMA))
+            save_file(model.state(), writer.side_file("weights", WEIGHTS_FILE))
+            writer.commit(source=f"am:{meta['targets'].get('index') or meta['targets'].get('model')}", meta=meta,
+                          history=[{"op": "train", "time": time.strftime("%Y-%m-%dT%H:%M:%S")}])
+    return root / name
+
+
+def _read_manifest(name: str, *, home=None) -> Store | None:
+    path = model_path(name, home=home)
+    return Store.open(path) if (path / "manifest.json").exists() else None
+
+
+def train_am(name: str, *, contexts: str, targets: str | None = None, model: str | None = None, home=None,
+             preset_name: str = "am", attention: str = "clustering", epochs: int = 10, seed: int = 0,
+             held_out: Sequence[str] = (), ota_min_contexts: int = 8, ota_max_words: int | None = None,
+             ota_options: dict | None = None, replace: bool = False) -> dict:
+    """Train AM model ``name`` on the contexts index ``contexts`` to mimic ``targets`` (a words index) or
+    ``model``'s input embeddings (whole-word tokens plus OTA of multi-token context words, cached). Reused when
+    the settings, target table, contexts and held-out words are the same; other settings under an existing name
+    only with ``replace``. ``held_out``: words never trained on (for a recovery check). Returns a summary."""
+    from ..kinds.contexts import ContextIndex
+    from ..kinds.words import WordIndex
+
+    check_name(name)
+    if (targets is None) == (model is None):
+        raise LexprobeError("am train: give the targets as a words index (--targets) or a model (--model), one of them")
+    config = preset(preset_name, attention=attention, epochs=epochs, seed=seed)
+    index = ContextIndex.open(contexts, home=home)
+    if targets is not None:
+        table = index_targets(WordIndex.open(targets, home=home))
+    else:
+        table = lm_targets(model, home=home, contexts=index, ota_min_contexts=ota_min_contexts,
+                           ota_max_words=ota_max_words, ota_options=ota_options)
+    wanted = {"config": config.as_dict(), "targets": {**table.provenance, "checksum": table.checksum,
+                                                      "words": len(table.words), "dim": table.dim},
+              "contexts": _contexts_identity(index),
+              "held_out": {"words": len(set(held_out)), "sha256": _words_digest(held_out)}}
+    existing = _read_manifest(name, home=home)
+    if existing is not None:
+        same = all(existing.meta.get(k) == json.loads(json.dumps(v)) for k, v in wanted.items())
+        if same:
+            return {"name": name, "reused": True, "path": str(existing.path), **_summary(existing.meta)}
+        if not replace:
+            raise LexprobeError(f"{existing.path}: AM model {name!r} exists with other settings, targets or "
+                                "contexts: pass --replace to train it again")
+    am, log = train(table, ContextData.from_index(index), config, held_out=held_out, desc=f"am {name}")
+    meta = {**wanted, "training": log.as_dict(), "ngrams": len(am.vocab)}
+    path = _write_model(name, am, meta, home=home)
+    return {"name": name, "reused": False, "path": str(path), **_summary(meta)}
+
+
+def _summary(meta: dict) -> dict:
+    log = meta["training"]
+    return {"preset": meta["config"]["preset"], "attention": meta["config"]["attention"],
+            "epochs": meta["config"]["epochs"], "words": log["words"], "contexts": log["contexts"],
+            "ngrams": meta["ngrams"], "targets": meta["targets"]["words"], "dim": meta["targets"]["dim"],
+            "losses": log["losses"], "seconds": round(log["seconds"], 2)}
+
+
+def context_windows(index, words: Sequence[str], max_contexts: int | None = None) -> list[list[list[str]]]:
+    """Each word's windows in a contexts index (its first ``max_contexts``: a seeded uniform sample)."""
+    return [index.windows(w, max_contexts) for w in words]
+
+
+def insert_am(name: str, words: Sequence[str], *, into: str, home=None, contexts: str | None = None,
+              max_contexts: int | None = None, replace: bool = False) -> dict:
+    """Infer ``words`` with AM model ``name`` from their form and their windows in ``contexts`` (default: the
+    contexts index the model was trained on; at most ``max_contexts`` a word) and add them to the words index
+    ``into`` (origin ``am``). The index must hold the model's embedding space. Returns a summary, with each
+    word's number of contexts and gate."""
+    from ..kinds.contexts import ContextIndex
+    from ..kinds.words import WordIndex, insert_words
+
+    words = list(dict.fromkeys(words))
+    if not words:
+        raise LexprobeError("am apply: no words")
+    am = AMModel.open(name, home=home)
+    target = WordIndex.open(into, home=home)
+    same_space(am.meta["targets"], target.store)
+    existing = [w for w in words if w in target.word_to_id]
+    if existing and not replace:
+        raise LexprobeError(f"index {into!r} already has {', '.join(map(repr, existing[:5]))}"
+                            f"{' ...' if len(existing) > 5 else ''}: use --replace to replace")
+    index = ContextIndex.open(contexts or am.meta["contexts"]["name"], home=home)
+    inferred = am.infer(words, context_windows(index, words, max_contexts))
+    settings = {"am_model": name, "preset": am.config.preset, "attention": am.config.attention,
+                "targets": {k: am.meta["targets"].get(k) for k in ("kind", "index", "model", "source", "checksum")},
+                "contexts": _contexts_identity(index), "max_contexts": max_contexts,
+                "with_contexts": int((inferred.contexts > 0).sum())}
+    summary = insert_words(target.store.path.parent, into, words, inferred.vectors, origin="am", settings=settings,
+                           replace=replace)
+    rows = [{"word": w, "contexts": int(c), "alpha": None if np.isnan(a) else float(a)}
+            for w, c, a in zip(words, inferred.contexts, inferred.alpha)]
+    return {**summary, "am_model": name, "contexts": index.name, "words": rows}
+
+
+def nearest(table: TargetTable, vector: np.ndarray, k: int = 10) -> list[tuple[str, float]]:
+    """The ``k`` words of the target table nearest to ``vector`` by cosine, best first."""
+    unit = table.matrix / np.maximum(np.linalg.norm(table.matrix, axis=1, keepdims=True), 1e-12)
+    scores = unit @ (vector / max(float(np.linalg.norm(vector)), 1e-12))
+    top = np.argsort(-scores, kind="stable")[:k]
+    return [(table.words[i], float(scores[i])) for i in top]

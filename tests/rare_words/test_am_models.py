@@ -1,0 +1,148 @@
+"""Attentive Mimicking end to end: contexts from real text, a model trained on GloVe (and on a language model's
+input embeddings with OTA targets), stored and reused, its vectors inserted into a words index that verifies,
+answers neighbours and SQL; the recovery table."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import lexprobe
+from lexprobe.core.errors import LexprobeError
+from lexprobe.kinds import open_index
+from lexprobe.kinds.contexts import ContextIndex
+from lexprobe.kinds.words import insert_words
+from lexprobe.rare_words.am_recovery import am_recovery, recovery_words
+from lexprobe.rare_words.mimicking import AMModel
+
+
+@pytest.fixture(scope="module")
+def am_home(tmp_path_factory, shared_data):
+    """GloVe's 20,000 most frequent words (``g``) and the contexts of the Senseval-2 and -3 texts (``ctx``)."""
+    home = tmp_path_factory.mktemp("am") / "indexes"
+    lexprobe.build_word_index("g", "glove-6b-50d", home=home, limit=20000)
+    from lexprobe.kinds.contexts import build_contexts_index
+
+    build_contexts_index("ctx", [f"wsd:{shared_data / 'wsd_eval' / 'senseval2'}",
+                                 f"wsd:{shared_data / 'wsd_eval' / 'senseval3'}"], home=home, seed=1)
+    return home
+
+
+def rare_words(home, n=4):
+    """Words with windows in ``ctx`` that GloVe's top 20,000 lack."""
+    g, ctx = open_index("g", home=home), open_index("ctx", home=home)
+    return [w for w in ctx.words if w.isalpha() and len(w) > 5 and w not in g.word_to_id][:n]
+
+
+def test_train_apply_show_through_the_cli(am_home, cli, one_torch_thread):
+    home = am_home
+    first = cli("--home", home, "am", "train", "--targets", "g", "--contexts", "ctx", "--name", "m", "--epochs", "2",
+                "--seed", "3")
+    assert first.code == 0, first
+    assert first.out.startswith("trained in") and "loss by epoch" in first.out
+    again = cli("--home", home, "am", "train", "--targets", "g", "--contexts", "ctx", "--name", "m", "--epochs", "2",
+                "--seed", "3")
+    assert again.code == 0 and again.out.startswith("reused AM model m")
+    other = cli("--home", home, "am", "train", "--targets", "g", "--contexts", "ctx", "--name", "m", "--epochs", "3")
+    assert other.code == 2 and "--replace" in other.err and len(other.err.strip().splitlines()) == 1
+
+    words = rare_words(home) + ["zqxjvw"]  # the last has no context: its form alone
+    (home.parent / "words.txt").write_text("\n".join(words) + "\n")
+    applied = cli("--home", home, "am", "apply", "m", "--words", f"@{home.parent / 'words.txt'}", "--into", "g",
+                  "--format", "json")
+    assert applied.code == 0, applied
+    rows = json.loads(applied.out)
+    assert [r["word"] for r in rows] == words and rows[-1]["contexts"] == 0 and rows[-1]["alpha"] is None
+    assert all(r["contexts"] > 0 and 0 < r["alpha"] < 1 for r in rows[:-1])
+    assert cli("--home", home, "index", "verify", "g").out.startswith("ok: g (words, 20005 rows")
+    sql = cli("--home", home, "sql", "select word from g where origin = 'am' order by word", "--format", "csv")
+    assert sql.out.split()[1:] == sorted(words)
+    g = open_index("g", home=home)
+    assert len(g.neighbors(words[0], k=3)) == 3
+    history = g.store.manifest["history"][-1]
+    assert history["origin"] == "am" and history["settings"]["am_model"] == "m"
+    assert history["settings"]["targets"]["index"] == "g" and history["settings"]["contexts"]["corpora"][0].startswith("wsd:")
+    twice = cli("--home", home, "am", "apply", "m", "--words", words[0], "--into", "g")
+    assert twice.code == 2 and "already has" in twice.err
+
+    show = cli("--home", home, "am", "show", "m", words[0], "-k", "3")
+    assert show.code == 0 and "gate alpha" in show.out and f"[[{words[0]}]]" in show.out
+    shown = json.loads(cli("--home", home, "am", "show", "m", words[0], "--format", "json").out)
+    assert shown["contexts"] == rows[0]["contexts"] and len(shown["weights"]) == shown["contexts"]
+    assert sum(w["rho"] for w in shown["weights"]) == pytest.approx(1, abs=1e-4)  # normalised, not softmaxed
+
+    # the model's target table is the index without AM's own rows: inserting AM vectors changed nothing, another
+    # insertion does, and the model says so
+    assert AMModel.open("m", home=home).targets.words[-1] != words[-1]
+    insert_words(home, "g", ["qqqzzz"], np.ones((1, 50), np.float32), origin="manual", settings={})
+    assert cli("--home", home, "am", "show", "m", words[0]).err.count("changed since training") == 1
+
+
+def test_api_inserts_into_the_same_space_only(am_home, tmp_path, one_torch_thread):
+    home = am_home
+    summary = lexprobe.train_am("api", contexts="ctx", targets="g", home=home, epochs=1, preset_name="am-context")
+    assert summary["preset"] == "am-context" and summary["words"] > 100
+    (tmp_path / "v.txt").write_text("a 1 2\nb 3 4\n")
+    lexprobe.build_word_index("other", str(tmp_path / "v.txt"), home=home)
+    with pytest.raises(LexprobeError, match="insert there"):
+        lexprobe.insert_am("api", ["zzzq"], into="other", home=home)
+    with pytest.raises(LexprobeError, match="no AM model named 'nope'"):
+        lexprobe.AMModel.open("nope", home=home)
+    model = lexprobe.AMModel.open("api", home=home)
+    inferred = model.infer(["bank"], [open_index("ctx", home=home).windows("bank", 3)])
+    assert inferred.to_arrow().column_names == ["word", "contexts", "alpha", "vector"]
+
+
+def test_recovery_table_on_held_out_glove_words(am_home, one_torch_thread):
+    home = am_home
+    ctx = ContextIndex.open("ctx", home=home)
+    from lexprobe.kinds.words import WordIndex
+    from lexprobe.rare_words.am_targets import index_targets
+
+    targets = index_targets(WordIndex.open("g", home=home))
+    held = recovery_words(targets, ctx, 40, seed=2)
+    for name, attention in (("rec-am", "clustering"), ("rec-fcm", "uniform")):
+        lexprobe.train_am(name, contexts="ctx", targets="g", home=home, epochs=2, attention=attention, held_out=held)
+    models = {"am": AMModel.open("rec-am", home=home), "fcm": AMModel.open("rec-fcm", home=home)}
+    assert models["am"].meta["held_out"]["words"] == 40 and models["am"].meta["training"]["words"] > 100
+    table = am_recovery(models, held, [ctx.windows(w) for w in held], ks=(0, 1, 8), resamples=200).to_pylist()
+    by = {(r["method"], r["contexts"]): r for r in table}
+    assert {m for m, _ in by} == {"am", "fcm", "form", "mean"} and ("mean", 0) not in by
+    assert by[("am", 0)]["cosine"] == pytest.approx(by[("form", 0)]["cosine"], abs=1e-6)  # no context: the form
+    assert by[("am", 1)]["words"] == 40 and by[("am", 8)]["words"] <= 40
+    for r in table:
+        assert r["cosine_low"] <= r["cosine"] <= r["cosine_high"] and 1 <= r["median_rank"] <= len(targets.words)
+    # the mean baseline's rank, recomputed by brute force for one word
+    word, windows = held[0], ctx.windows(held[0])
+    from lexprobe.rare_words.mimicking import context_vectors
+
+    V, n = context_vectors([windows[i] for i in range(len(windows))], [word] * len(windows), targets)
+    v = V[n > 0][:1].mean(0)
+    unit = targets.matrix / np.linalg.norm(targets.matrix, axis=1, keepdims=True)
+    cos = unit @ (v / np.linalg.norm(v))
+    rank = int((cos >= cos[targets.row(word)]).sum())
+    single = am_recovery(models, [word], [windows], ks=(1,), resamples=10).to_pylist()
+    assert [r["median_rank"] for r in single if r["method"] == "mean"] == [rank]
+
+
+def test_language_model_targets_with_ota(am_home, cli, one_torch_thread):
+    """SPLADE-tiny's whole-word tokens plus OTA of two multi-token context words, cached, inserted into the
+    model's own words index."""
+    home = am_home
+    args = ("--home", home, "am", "train", "--model", "splade-tiny", "--contexts", "ctx", "--name", "lm",
+            "--epochs", "1", "--ota-min-contexts", "2", "--ota-max-words", "2", "--ota-iterations", "3")
+    result = cli(*args)
+    assert result.code == 0, result
+    model = AMModel.open("lm", home=home)
+    provenance = model.meta["targets"]
+    assert provenance["kind"] == "model" and provenance["ota_words"] == 2 and provenance["tokens"] > 20000
+    assert cli(*args).out.startswith("reused")  # the OTA table came from the cache, the same checksum
+    assert cli("--home", home, "index", "words", "--vectors", "hf:splade-tiny", "--name", "splade").code == 0
+    known = open_index("splade", home=home).word_to_id
+    word = next(w for w in open_index("ctx", home=home).words if w.isalpha() and w not in known)
+    applied = cli("--home", home, "am", "apply", "lm", "--words", word, "--into", "splade")
+    assert applied.code == 0, applied
+    wrong = cli("--home", home, "am", "apply", "lm", "--words", "zzqq", "--into", "g")
+    assert wrong.code == 2 and "input embeddings" in wrong.err
