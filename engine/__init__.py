@@ -39,7 +39,7 @@ _EXPORTS = {
     # BERT has uncommon sense: query by example (TokenIndex.query) and the ranking with its cells
     "sense_ranking": ("senses.sense_ranking", "sense_ranking"),
     # rare words: OTA (inserted into a words index, or on its own), WNLaMPro built, read and probed
-    "insert_ota": ("rare_words.ota", "insert_ota"),
+    "insert_ota": ("rare_words.inserted_vectors", "insert_ota"),
     "one_token_approximation": ("rare_words.ota", "one_token_approximation"),
     "load_lm": ("rare_words.language_models", "load_lm"),
     "build_wnlampro": ("rare_words.wnlampro_build", "build_wnlampro"),

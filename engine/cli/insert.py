@@ -73,10 +73,11 @@ def ota(obj: Context, model, into, word_args, more_words, iterations, contexts, 
     surrounding context tokens best matches that of the word's subword tokens (Schick & Schuetze 2020).
     Rows printed: word, tokens (subword count), iterations run, final loss.
     """
-    from ..rare_words.ota import insert_ota, word_pieces
+    from ..rare_words.inserted_vectors import insert_ota
+    from ..rare_words.ota import word_pieces
 
     words = read_words(list(word_args) + list(more_words))
-    result, summary = insert_ota(obj.home, into, model, words, replace=replace, iterations=iterations,
+    result, summary = insert_ota(into, model, words, home=obj.home, replace=replace, iterations=iterations,
                                  contexts=contexts, init=init, lr=lr, layers=layers, seed=seed,
                                  batch_size=batch_size, patience=patience or None, tol=tol)
     from ..sources.models import load_tokenizer

@@ -26,34 +26,18 @@ Definitions used here (the paper's text where it is explicit):
   causal ones). ``"raw"`` is the paper's squared distance of the hidden states. ``"normalised"`` divides each
   hidden state (target and approximation alike) by its root mean square over the hidden dimensions before the
   squared distance, i.e. compares the states as the next layer's RMSNorm/LayerNorm sees them, scale removed.
-  Why: in a causal LM only the right context sees the word, and SmolLM2's residual stream carries massive
-  activations (from layer 12 on, dimension 507 holds 12,000-25,000 at every position against a median
-  coordinate of about 8); the raw distance is then almost entirely (99% at layer 15) the mismatch of that one
-  coordinate's size, about 2e9 summed, with the gradient's energy in a handful of input coordinates. Measured on
-  4 SmolLM2 one-token words from zeros, static contexts, Adam lr 1e-3, 200 iterations: cosine distance to e(w)
-  1.000 -> 0.924 raw, 0.848 normalised (read distance, see :mod:`.ota_recovery`: 0.894 raw, 0.607
-  normalised); a per-dimension standardisation against reference contexts did no better (0.857; read 0.727).
-  Masked LMs keep the paper's objective (their recovery already works: ``benchmarks/ota_recovery.md``).
+  Why: in a causal LM only the right context sees the word, and a few dimensions of the residual stream carry
+  massive activations (SmolLM2), so the raw distance is almost entirely the mismatch of those coordinates' size
+  and its gradient reaches a handful of input coordinates. Masked LMs keep the paper's objective (it recovers
+  there). Measurements: ``benchmarks/ota_recovery.md`` ("SmolLM2: which distance").
 - Early stop (``patience``): every 50 iterations each word's mean loss over the last 50 iterations is compared
   with its best so far; a word stops when it has not improved by the relative ``tol`` for ``patience``
   iterations. ``patience=None`` runs every word for ``iterations``.
 - Defaults (``DEFAULTS``) come from the speed-to-quality tables in ``benchmarks/ota_recovery.md``: random
-  contexts (they beat static, as in the paper); ``init="mean"``, ``lr=3e-3`` (on splade-tiny it is within
-  0.002 of its best distance by 500 iterations and ends at 0.016-0.021 against 0.079 for the paper's zeros
-  and 1e-3 after 4,000; on MiniLM, 500 iterations: 0.017 against 0.086); at most 1,000 iterations with an
-  early stop after 300 iterations without a 1% improvement. The paper's setting is ``init="zeros",
-  lr=1e-3, iterations=4000, patience=None``.
-
-Stable API (the WNLaMPro probe uses it)::
-
-    one_token_approximation(model, tokenizer, words, *, iterations, contexts, init, lr, layers, seed,
-                            batch_size, patience, tol, distance) -> np.ndarray (len(words), hidden) float32
-    optimise(model, tokenizer, pieces, init, *, keys, ...) -> OTAResult  (losses, iterations run, snapshots)
-    subword_baseline(model, tokenizer, words, how="first"|"last"|"avg") -> np.ndarray (len(words), hidden)
-    word_pieces(tokenizer, words) -> list[list[int]]        (subword token ids of each word, as in a sentence)
-    inputs_embeds_with(model, input_ids, positions, vectors) -> torch.Tensor (B, T, hidden)
-        the input embeddings of ``input_ids`` with row b's slot ``positions[b]`` replaced by ``vectors[b]``
-        (``positions[b] < 0``: unchanged); pass as ``model(inputs_embeds=..., attention_mask=...)``.
+  contexts (they beat static, as in the paper), ``init="mean"`` and ``lr=3e-3`` (far closer than the paper's
+  zeros and 1e-3 at a fraction of the iterations), at most 1,000 iterations with an early stop after 300
+  iterations without a 1% improvement. The paper's setting is ``init="zeros", lr=1e-3, iterations=4000,
+  patience=None``.
 
 ``model`` is any BERT- or RoBERTa-like ``AutoModel`` or causal LM (GPT-2, Llama; or a model with a head, e.g.
 ``...ForMaskedLM``: its ``base_model`` is used); vectors live in its input-embedding space.
@@ -446,7 +430,7 @@ def inputs_embeds_with(model, input_ids, positions, vectors):
     return out
 
 
-# ------------------------------------------------------------------------------------------- insertion
+# --------------------------------------------------------------------------------------- the index's model
 
 
 def check_index_model(store, model: str) -> None:
@@ -467,26 +451,3 @@ def check_index_model(store, model: str) -> None:
     if same(built) != same(model):
         raise LexprobeError(f"{store.path}: index {store.name!r} holds the input embeddings of {built!r}, "
                             f"not of {model!r} (pass --model {built})")
-
-
-def insert_ota(home, name: str, model_name: str, words: Sequence[str], *, replace: bool = False,
-               **options) -> tuple[OTAResult, dict]:
-    """Approximate ``words`` with ``model_name`` and add them to the words index ``name`` (origin ``ota``).
-
-    Checks first (before any optimisation) that the index was built from this model's input embeddings and,
-    unless ``replace``, that none of the words is in it already.
-    """
-    from ..sources.models import load_encoder, load_tokenizer
-    from ..kinds.words import WordIndex, insert_words
-
-    index = WordIndex.open(home, name)
-    check_index_model(index.store, model_name)
-    existing = [w for w in words if w in index.word_to_id]
-    if existing and not replace:
-        raise LexprobeError(f"index {name!r} already has {', '.join(map(repr, existing[:5]))}"
-                            f"{' ...' if len(existing) > 5 else ''}: use --replace to replace")
-    tokenizer, model = load_tokenizer(model_name), load_encoder(model_name)
-    result = approximate(model, tokenizer, words, **options)
-    settings = {"model": model_name, **{k: v for k, v in options.items()}}
-    summary = insert_words(home, name, list(words), result.vectors, origin="ota", settings=settings, replace=replace)
-    return result, summary
