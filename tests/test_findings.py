@@ -146,6 +146,7 @@ def test_sense_table1_claim():
     assert _sense_finding(good).evidence[0].text() == "cells above random 4/4"
     assert _sense_finding(below_random).verdict == DISAGREES
     assert _sense_finding(below_random).evidence[0].text() == "cells above random 1/2"
+    assert "Not above random (mean P@k or MAP): l<500, r<0.25 (10 queries)." in _sense_finding(below_random).details
     assert _sense_finding(rare_higher).verdict == DISAGREES
     assert [e.name for e in _sense_finding(rare_higher).evidence[1:]] == ["l<500: other - rare P@k",
                                                                          "l>=500: other - rare P@k"]

@@ -31,5 +31,7 @@ def table1(cells: Sequence[dict], checks: dict, *, section: str) -> Finding:
             evidence.append(Evidence(f"{l_part}: other - rare P@k", float(min(common) - max(rare))))
     details = (STATEMENT, "Mean P@k against the random baseline's: " + "; ".join(
         f"{r['cell']} {r['p_at_k_mean']:.3f} vs {r['random_p_at_k_mean']:.3f}" for r in rows) + ".")
+    if checks["cells_not_above_random"]:
+        details += ("Not above random (mean P@k or MAP): " + ", ".join(checks["cells_not_above_random"]) + ".",)
     return Finding(PAPER, "Table 1: above random everywhere, rare senses lower", TABLE1, tuple(evidence),
                    section=section, details=details)
