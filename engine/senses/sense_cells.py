@@ -127,9 +127,9 @@ def bucket_checks(cell_rows: Sequence[dict]) -> dict:
         rows = [r for r in cell_rows if r["run"] == name and r["cell"] != "all" and r["queries"]]
         beats = all(r["p_at_k_mean"] > r["random_p_at_k_mean"] and r["map"] > r["random_map"] for r in rows)
         rare_lower = True
-        for l_part in dict.fromkeys(_split(r["cell"])[0] for r in rows):
-            rare = [r["p_at_k_mean"] for r in rows if _split(r["cell"]) == (l_part, True)]
-            common = [r["p_at_k_mean"] for r in rows if _split(r["cell"]) == (l_part, False)]
+        for l_part in dict.fromkeys(split_cell(r["cell"])[0] for r in rows):
+            rare = [r["p_at_k_mean"] for r in rows if split_cell(r["cell"]) == (l_part, True)]
+            common = [r["p_at_k_mean"] for r in rows if split_cell(r["cell"]) == (l_part, False)]
             if rare and common:
                 rare_lower &= max(rare) < min(common)
         below = [f"{r['cell']} ({r['queries']} quer{'y' if r['queries'] == 1 else 'ies'})" for r in rows
@@ -139,7 +139,7 @@ def bucket_checks(cell_rows: Sequence[dict]) -> dict:
     return out
 
 
-def _split(cell: str) -> tuple[str, bool]:
+def split_cell(cell: str) -> tuple[str, bool]:
     """(the lemma-frequency part of a cell label, whether its ratio part is the lowest interval)."""
     l_part, r_part = cell.split(", ")
     return l_part, r_part.startswith("r<")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..core.findings import Criterion, Evidence, Finding
-from .sense_cells import _split
+from .sense_cells import split_cell
 
 PAPER = "senses"
 
@@ -24,9 +24,9 @@ def table1(cells: Sequence[dict], checks: dict, *, section: str) -> Finding:
     rows = [r for r in cells if r["cell"] != "all" and r["queries"]]
     evidence = [Evidence("cells above random", checks["cells_compared"] - len(checks["cells_not_above_random"]),
                          n=checks["cells_compared"])]
-    for l_part in dict.fromkeys(_split(r["cell"])[0] for r in rows):
-        rare = [r["p_at_k_mean"] for r in rows if _split(r["cell"]) == (l_part, True)]
-        common = [r["p_at_k_mean"] for r in rows if _split(r["cell"]) == (l_part, False)]
+    for l_part in dict.fromkeys(split_cell(r["cell"])[0] for r in rows):
+        rare = [r["p_at_k_mean"] for r in rows if split_cell(r["cell"]) == (l_part, True)]
+        common = [r["p_at_k_mean"] for r in rows if split_cell(r["cell"]) == (l_part, False)]
         if rare and common:
             evidence.append(Evidence(f"{l_part}: other - rare P@k", float(min(common) - max(rare))))
     details = (STATEMENT, "Mean P@k against the random baseline's: " + "; ".join(
