@@ -9,7 +9,6 @@ One runner per run, shared by the command line (``lexprobe run ota-recovery``, `
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -22,27 +21,12 @@ from ..sources.datasets.wnlampro import BUCKETS, DATASET_FILE, Entry, estimated_
 from ..runs.plots import bar_chart, line_plot
 from ..runs.report import Image, Section, Table
 from ..runs.run_dir import RunDir
+from ..sources.models import torch_threads
 
 OTA_TITLE = "One-token approximation: single-token recovery (Figure 1)"
 WNLAMPRO_TITLE = "WNLaMPro probing by frequency and keyword strategy (Tables 2-4, Figure 2)"
 
 
-@contextlib.contextmanager
-def torch_threads(threads: int | None):
-    """Run the block on ``threads`` torch CPU threads (None: leave torch's choice), then restore the number."""
-    import torch
-
-    if threads is None:
-        yield
-        return
-    if threads < 1:
-        raise LexprobeError("--threads must be at least 1")
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 # ------------------------------------------------------------------------------------------- OTA recovery

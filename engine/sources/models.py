@@ -10,6 +10,7 @@ later load reads that folder in seconds. Any other ``.gguf`` file given as a mod
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -246,3 +247,21 @@ def whole_word_tokens(tokenizer) -> tuple[list[str], list[int]]:
             word = token[1:]
         out.append((word, tid))
     return [w for w, _ in out], [t for _, t in out]
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None):
+    """Run the block on ``threads`` torch CPU threads (None: leave torch's choice), then restore the number."""
+    import torch
+
+    if threads is None:
+        yield
+        return
+    if threads < 1:
+        raise LexprobeError("--threads must be at least 1")
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -118,7 +118,7 @@ def _probing(ctx: SuiteRun) -> dict:
 def _on_one_thread(run: Callable[[], dict]) -> dict:
     """SmolLM2's benchmarks run on one torch thread, both ways: on this shared 2-core machine two spinning
     OpenMP threads made a 135M-parameter model many times slower (the record says the thread count)."""
-    from ..rare_words.run_rare_words import torch_threads
+    from ..sources.models import torch_threads
 
     with torch_threads(1):
         return run()
