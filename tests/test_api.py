@@ -13,6 +13,9 @@ import pytest
 
 import lexprobe
 from lexprobe.core.errors import LexprobeError
+from topk_ties import analogy_scores, assert_topk_agrees, dot_error, similar_scores, unit_error, unit_float64
+
+G = float(dot_error(50, inputs=unit_error(50)))  # a float32 cosine of GloVe's vectors normalised in float32
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +28,14 @@ def kv(glove):
     from lexprobe.analogies.bench_analogy import gensim_vectors
 
     return gensim_vectors(glove)
+
+
+def _agrees_with_gensim(glove, ours, theirs, exact_scores):
+    """Our ``[(word, score)]`` against gensim's: the same list up to both sides' float32 rounding
+    (tests/topk_ties.py); ``exact_scores(ids)`` gives the float64 scores of the words ``ids`` and one side's bound."""
+    ids = lambda pairs: glove.ids([w for w, _ in pairs]).tolist()
+    err = 2 * exact_scores(ids(ours) + ids(theirs))[1].max()
+    assert_topk_agrees(ids(ours), (ids(theirs), [s for _, s in theirs]), err, scores=[s for _, s in ours])
 
 
 def test_import_is_light():
@@ -65,7 +76,9 @@ def test_repr_is_one_short_line(glove):
 def test_most_similar_matches_gensim(glove, kv, positive, negative, restrict):
     ours = glove.most_similar(positive, negative, topn=10, restrict_vocab=restrict)
     theirs = kv.most_similar(positive=positive, negative=negative, topn=10, restrict_vocab=restrict)
-    assert [w for w, _ in ours] == [w for w, _ in theirs]
+    U = unit_float64(glove.raw)
+    _agrees_with_gensim(glove, ours, theirs, lambda ids: similar_scores(U, glove.ids(positive), glove.ids(negative),
+                                                                        G, ids))
     np.testing.assert_allclose([s for _, s in ours], [s for _, s in theirs], atol=1e-5)
 
 
@@ -87,11 +100,12 @@ def test_similarity_and_vector(glove, kv):
 def test_analogy_in_words_matches_gensim(glove, kv, a, a_star, b):
     ours = glove.analogy(a, a_star, b, k=5)
     theirs = kv.most_similar(positive=[a_star, b], negative=[a], topn=5)
-    assert [w for w, _ in ours] == [w for w, _ in theirs]
+    U, question = unit_float64(glove.raw), glove.ids([a, a_star, b])
+    _agrees_with_gensim(glove, ours, theirs, lambda ids: analogy_scores(U, "add", *question, G, ids))
     # 3CosMul with gensim's epsilon
     ours = glove.analogy(a, a_star, b, k=3, method="mul", eps=1e-6)
     theirs = kv.most_similar_cosmul(positive=[a_star, b], negative=[a], topn=3)
-    assert [w for w, _ in ours] == [w for w, _ in theirs]
+    _agrees_with_gensim(glove, ours, theirs, lambda ids: analogy_scores(U, "mul", *question, G, ids, eps=1e-6))
     np.testing.assert_allclose([s for _, s in ours], [s for _, s in theirs], atol=1e-5)
 
 

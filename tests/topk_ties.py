@@ -92,6 +92,42 @@ def pairdir_error(g: float, cb, score, onorm: float):
     return np.minimum(np.where(near_cut, err + np.abs(score), err), 2.0)
 
 
+def unit_float64(raw) -> np.ndarray:
+    """Rows normalised in float64: the exact unit vectors that float32 normalisation approximates
+    (:func:`unit_error`)."""
+    raw = np.asarray(raw, dtype=np.float64)
+    return raw / np.linalg.norm(raw, axis=-1, keepdims=True)
+
+
+def similar_scores(U, positive, negative, g: float, ids=None):
+    """gensim's ``most_similar``: exact cosines of the words ``ids`` (a list or a slice of the rows of ``U``,
+    float64 unit vectors by id; default all) with ``sum(positive) - sum(negative)`` (ids), and their float32
+    bound (:func:`add_error` with a cosine's bound ``g``): ``(scores, err)``."""
+    q = U[list(positive)].sum(axis=0) - U[list(negative)].sum(axis=0)
+    X = U if ids is None else U[ids]
+    qn = np.linalg.norm(q)
+    return X @ q / qn, np.full(len(X), add_error(g, qn, len(positive) + len(negative)))
+
+
+def analogy_scores(U, method: str, a: int, a_star: int, b: int, g: float, ids=None, eps: float = 1e-3):
+    """Exact scores of a:a*::b:? (3CosAdd ``add``, 3CosMul ``mul``, PairDirection ``pairdir``) of the words
+    ``ids`` (a list or a slice of the rows of ``U``, float64 unit vectors by id; default all) by the papers'
+    formulas, with nothing excluded, and per word the bound of a float32 score's error given a float32 cosine's
+    bound ``g``: ``(scores, err)``."""
+    if method == "add":
+        return similar_scores(U, [a_star, b], [a], g, ids)
+    X = U if ids is None else U[ids]
+    cb, cas, ca = (X @ U[[b, a_star, a]].T).T
+    if method == "mul":
+        shift = lambda c: (c + 1) / 2
+        return shift(cb) * shift(cas) / (shift(ca) + eps), mul_error(g, cb, cas, ca, eps)
+    onorm = np.linalg.norm(U[a_star] - U[a])
+    d = np.sqrt(np.maximum(2 - 2 * cb, 0))  # |x - b| of unit vectors (float64: exact far below float32's error)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(d > 1e-6, (cas - ca - U[b] @ (U[a_star] - U[a])) / (d * onorm), 0.0)  # x = b scores 0
+    return s, pairdir_error(g, cb, s, onorm)
+
+
 def _fail(what: str, problem: str):
     raise AssertionError(f"{what}: {problem}" if what else problem)
 
