@@ -12,6 +12,9 @@ from lexprobe.kinds.words import WordIndex, build_word_index, insert_words
 from lexprobe.serve.api import plane_through_origin
 from lexprobe.serve.app import create_app
 from serve_fixtures import MONEY, RIVER, serve_home
+from topk_ties import analogy_scores, assert_topk_agrees, dot_error, similar_scores, unit_error, unit_float64
+
+G = float(dot_error(50, inputs=unit_error(50)))  # a float32 cosine of GloVe's vectors normalised in float32
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +49,12 @@ def test_neighbors_match_a_brute_force_cosine_scan(client, glove):
     status, body = get(client, "neighbors", index="glove", word="king", k=8)
     assert status == 200
     assert [list(r) for r in body["rows"]] == [["query", "rank", "word", "score"]] * 8
-    unit = glove.unit
-    scores = unit @ unit[glove.word_to_id["king"]]
-    scores[glove.word_to_id["king"]] = -np.inf
+    king = glove.word_to_id["king"]
+    scores, err = similar_scores(unit_float64(glove.raw), [king], [], G)  # float64, and float32's rounding bound
+    scores[king] = -np.inf
     top = np.argsort(-scores)[:8]
-    assert [r["word"] for r in body["rows"]] == [glove.words[i] for i in top]
+    assert_topk_agrees(glove.ids([r["word"] for r in body["rows"]]), scores, err,
+                       scores=[r["score"] for r in body["rows"]])
     assert "queen" in [r["word"] for r in body["rows"]]
     np.testing.assert_allclose([r["score"] for r in body["rows"]], scores[top], atol=1e-5)
 
@@ -60,7 +64,7 @@ def test_analogy_matches_a_brute_force_scan(client, glove, method):
     status, body = get(client, "analogy", index="glove", a="man", a_star="king", b="woman", k=3, method=method)
     assert status == 200 and body["method"] == method
     assert list(body["rows"][0]) == ["a", "a_star", "b", "rank", "word", "score"]
-    unit = glove.unit
+    unit = unit_float64(glove.raw)  # float64: the float32 answers may differ only within rounding
     a, a_star, b = (unit[glove.word_to_id[w]] for w in ("man", "king", "woman"))
     if method == "add":
         q = b - a + a_star
@@ -70,7 +74,9 @@ def test_analogy_matches_a_brute_force_scan(client, glove, method):
         scores = s(b) * s(a_star) / (s(a) + 1e-3)
     scores[[glove.word_to_id[w] for w in ("man", "king", "woman")]] = -np.inf
     top = np.argsort(-scores)[:3]
-    assert [r["word"] for r in body["rows"]] == [glove.words[i] for i in top]
+    err = analogy_scores(unit, method, *glove.ids(["man", "king", "woman"]), G)[1]
+    assert_topk_agrees(glove.ids([r["word"] for r in body["rows"]]), scores, err,
+                       scores=[r["score"] for r in body["rows"]])
     assert body["rows"][0]["word"] == "queen"
     np.testing.assert_allclose([r["score"] for r in body["rows"]], scores[top], rtol=1e-4)
 
