@@ -61,6 +61,9 @@ def am_group() -> None:
               help="clustering: AM's attention over contexts; uniform: the plain form-context model.")
 @click.option("--epochs", type=POSITIVE, default=10, show_default=True, help="Training epochs (the authors: 10).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of initialisation and sampling.")
+@click.option("--min-count", type=POSITIVE, default=1, show_default=True,
+              help="Train on words with at least this many occurrences in the corpora (the authors: 100, in a "
+                   "corpus a thousand times larger).")
 @click.option("--held-out", "held_args", multiple=True,
               help="Words never trained on (a word or @FILE; repeatable), e.g. for a recovery check.")
 @click.option("--ota-min-contexts", type=POSITIVE, default=8, show_default=True,
@@ -69,14 +72,14 @@ def am_group() -> None:
 @click.option("--ota-iterations", type=POSITIVE, help="With --model: OTA iterations per word (default OTA's).")
 @replace_option
 @click.pass_obj
-def am_train(obj: Context, targets, model, contexts, name, preset_name, attention, epochs, seed, held_args,
+def am_train(obj: Context, targets, model, contexts, name, preset_name, attention, epochs, seed, min_count, held_args,
              ota_min_contexts, ota_max_words, ota_iterations, replace) -> None:
     """Train an AM model to mimic a table of embeddings from its words' contexts (reused when nothing changed)."""
     from ..rare_words.am_store import train_am
     from .insert import read_words
 
     s = train_am(name, contexts=contexts, targets=targets, model=model, home=obj.home, preset_name=preset_name,
-                 attention=attention, epochs=epochs, seed=seed, held_out=read_words(held_args) if held_args else (),
+                 attention=attention, epochs=epochs, seed=seed, min_count=min_count, held_out=read_words(held_args) if held_args else (),
                  ota_min_contexts=ota_min_contexts, ota_max_words=ota_max_words,
                  ota_options={"iterations": ota_iterations} if ota_iterations else None, replace=replace)
     verb = "reused" if s["reused"] else f"trained in {s['seconds']} s"
@@ -160,16 +163,18 @@ def am_show(obj: Context, name, word, contexts, max_contexts, k, fmt) -> None:
                                                                       "data-home name).")
 @click.option("--preset", "preset_name", type=click.Choice(["am", "am-context"]), default="am", show_default=True)
 @click.option("--batches", type=POSITIVE, default=100, show_default=True, help="Training batches timed each way.")
+@click.option("--min-count", type=POSITIVE, default=1, show_default=True,
+              help="Train on words with at least this many occurrences (the authors: 100).")
 @click.option("--max-sentences", type=POSITIVE, help="Only the first N sentences of the corpus.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/am.md", show_default=True,
               help="Markdown file the result is appended to.")
 @click.pass_obj
-def bench_am(obj: Context, targets, corpus, preset_name, batches, max_sentences, seed, record) -> None:
+def bench_am(obj: Context, targets, corpus, preset_name, batches, min_count, max_sentences, seed, record) -> None:
     """AM training instances/s, batched against instance at a time (the authors' batch builder), and the
     contexts index build in tokens/s."""
     from ..rare_words.bench_am import run_am_bench
 
     result = run_am_bench(home=obj.home, targets=targets, corpus=corpus, preset_name=preset_name, batches=batches,
-                          max_sentences=max_sentences, seed=seed, record_path=record)
+                          min_count=min_count, max_sentences=max_sentences, seed=seed, record_path=record)
     click.echo(result["markdown"])

@@ -68,19 +68,20 @@ def _read_manifest(name: str, *, home=None) -> Store | None:
 
 def train_am(name: str, *, contexts: str, targets: str | None = None, model: str | None = None, home=None,
              preset_name: str = "am", attention: str = "clustering", epochs: int = 10, seed: int = 0,
-             held_out: Sequence[str] = (), ota_min_contexts: int = 8, ota_max_words: int | None = None,
+             min_count: int = 1, held_out: Sequence[str] = (), ota_min_contexts: int = 8, ota_max_words: int | None = None,
              ota_options: dict | None = None, replace: bool = False) -> dict:
     """Train AM model ``name`` on the contexts index ``contexts`` to mimic ``targets`` (a words index) or
     ``model``'s input embeddings (whole-word tokens plus OTA of multi-token context words, cached). Reused when
     the settings, target table, contexts and held-out words are the same; other settings under an existing name
-    only with ``replace``. ``held_out``: words never trained on (for a recovery check). Returns a summary."""
+    only with ``replace``. ``min_count``: train on words with at least so many corpus occurrences (the authors:
+    100 in a 1e9-word corpus). ``held_out``: words never trained on (for a recovery check). Returns a summary."""
     from ..kinds.contexts import ContextIndex
     from ..kinds.words import WordIndex
 
     check_name(name)
     if (targets is None) == (model is None):
         raise LexprobeError("am train: give the targets as a words index (--targets) or a model (--model), one of them")
-    config = preset(preset_name, attention=attention, epochs=epochs, seed=seed)
+    config = preset(preset_name, attention=attention, epochs=epochs, seed=seed, min_count=min_count)
     index = ContextIndex.open(contexts, home=home)
     if targets is not None:
         table = index_targets(WordIndex.open(targets, home=home))

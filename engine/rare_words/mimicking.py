@@ -22,7 +22,9 @@ The model, for a word w with contexts C_1..C_m (each a window of words around w)
   their sum + 1e-9, a factor 1 - 1e-9, left out.) A word without contexts gets its form vector (the authors'
   ``infer_vector``); its alpha is reported as NaN.
 - **Training**: mean squared error (over instances and dimensions, ``tf.losses.mean_squared_error``), Adam
-  (beta 0.9/0.999, eps 1e-8), learning rate 0.01, batches of 64, 10 epochs (``train.py``'s defaults; ``epochs``
+  (beta 0.9/0.999, eps 1e-8; dense, as TensorFlow 1's Adam updates every row of the n-gram table each step even
+  from a sparse gradient; PyTorch adds eps after the bias correction, TensorFlow before: negligible at 1e-8),
+  learning rate 0.01, batches of 64, 10 epochs (``train.py``'s defaults; ``epochs``
   is a parameter). Each epoch, a word with count c gives int(max(1, min(c / 100, 5))) instances; its contexts are
   shuffled and each instance takes the next randint(smin, smax) of them (inclusive), so a word's instances share
   no context within an epoch and an instance past the word's contexts is dropped (``batch_builder.py``). N-gram
@@ -444,18 +446,18 @@ def training_set(targets: TargetTable, data: ContextData, config: AMConfig, voca
                  held_out: Sequence[str] = ()) -> tuple[TrainingSet, NGramVocab]:
     """The training words (target words with a usable context, count >= ``min_count``, not ``held_out``), the
     n-gram vocabulary built from them (unless given) and every usable context's v_C."""
-    V, counts = context_vectors(data.windows, data.owners, targets)
     owners = data.owners.to_numpy(zero_copy_only=False)
     skip = set(held_out)
+    candidates = sorted(w for w in np.unique(owners).tolist() if targets.row(w) is not None and w not in skip
+                        and data.occurrences.get(w, 0) >= config.min_count)
+    wanted = np.flatnonzero(pc.is_in(data.owners, value_set=pa.array(candidates, pa.string()))
+                            .to_numpy(zero_copy_only=False))
+    V, counts = context_vectors(data.windows.take(pa.array(wanted)), data.owners.take(pa.array(wanted)), targets)
     usable = counts > 0
-    candidates = sorted({w for w in np.unique(owners[usable]).tolist()
-                         if targets.row(w) is not None and w not in skip
-                         and data.occurrences.get(w, 0) >= config.min_count})
-    if not candidates:
+    if not usable.any():
         raise LexprobeError("AM: no training word (no target word has a context with a known word)")
-    wanted = pc.is_in(data.owners, value_set=pa.array(candidates, pa.string())).to_numpy(zero_copy_only=False)
-    rows = np.flatnonzero(usable & wanted)
-    rows = rows[np.argsort(owners[rows], kind="stable")]  # grouped by word, in sorted word order
+    order = np.argsort(owners[wanted[usable]], kind="stable")  # grouped by word, in sorted word order
+    V, counts, rows = V[usable][order], counts[usable][order], wanted[usable][order]
     group, start, n = np.unique(owners[rows], return_index=True, return_counts=True)
     words = group.tolist()
     occ = np.array([data.occurrences.get(w, 0) for w in words], dtype=np.float64)
@@ -463,8 +465,8 @@ def training_set(targets: TargetTable, data: ContextData, config: AMConfig, voca
     lists = [char_ngrams(w, config.nmin, config.nmax) for w in words]
     vocab = vocab or NGramVocab.from_lists(lists, config.nmin, config.nmax, config.ngram_threshold)
     flat, offsets = vocab.encode(words, lists)
-    return TrainingSet(words, targets.matrix[[targets.row(w) for w in words]], copies, flat, offsets, V[rows],
-                       counts[rows], rows, start.astype(np.int64), n.astype(np.int64)), vocab
+    return TrainingSet(words, targets.matrix[[targets.row(w) for w in words]], copies, flat, offsets, V, counts, rows,
+                       start.astype(np.int64), n.astype(np.int64)), vocab
 
 
 @dataclass
@@ -512,6 +514,7 @@ class TrainingLog:
     instances: list[int] = field(default_factory=list)
     seconds: float = 0.0        # in all
     setup_seconds: float = 0.0  # context vectors, n-grams (and the reference's windows as text)
+    loop_cpu_seconds: float = 0.0  # this process's CPU time in the training steps (robust to a busy machine)
     words: int = 0
     contexts: int = 0
 
@@ -530,13 +533,14 @@ def train(targets: TargetTable, data: ContextData, config: AMConfig, *, held_out
     ts, vocab = training_set(targets, data, config, held_out=held_out)
     net = _net(len(vocab), targets.dim, config.attention, config.seed)
     net.train()
-    opt = torch.optim.Adam(net.parameters(), lr=config.lr, betas=(0.9, 0.999), eps=1e-8, foreach=True)
+    opt = torch.optim.Adam(net.parameters(), lr=config.lr, betas=(0.9, 0.999), eps=1e-8, fused=True)
     V = torch.from_numpy(ts.ctx_vectors)
     C = torch.from_numpy(ts.ctx_counts)
     Y = torch.from_numpy(ts.targets)
     builder = _ReferenceBatches(ts, data, targets, vocab) if reference else None
     log = TrainingLog(words=len(ts.words), contexts=len(ts.ctx_rows), setup_seconds=time.perf_counter() - t0)
     progress = bar(total=config.epochs, desc=desc, unit="epoch")
+    cpu = time.process_time()
     for epoch in range(config.epochs):
         inst, rng = epoch_instances(ts, config, epoch)
         total, n_seen = 0.0, 0
@@ -568,41 +572,67 @@ def train(targets: TargetTable, data: ContextData, config: AMConfig, *, held_out
         progress.update()
         progress.set_postfix(loss=f"{log.losses[-1]:.4g}", refresh=False)
     progress.close()
+    log.loop_cpu_seconds = time.process_time() - cpu
     log.seconds = time.perf_counter() - t0
     net.eval()
     return AMModel(config, vocab, net.state_dict(), targets), log
 
 
 class _ReferenceBatches:
-    """The authors' batch building: per instance, each context's words looked up one by one in a dict of
-    vectors and written into a padded (instances x contexts x words x d) array; n-grams from the word's string."""
+    """The authors' batch building (``batch_builder.py``, ``context_builder.py``, ``ngram_builder.py``), instance
+    by instance: each context is a string, split into words; the word's positions are found and every word's
+    distance to the nearest one computed (clipped to +-10; the authors compute it whether or not a model uses it);
+    the words kept are those other than the word that have a vector; their vectors are written one by one into a
+    zero-padded float64 (instances x contexts x words x d) array beside a distances array (padded with
+    ``zip_longest``); the word's n-grams are cut from its string, looked up and padded."""
 
     def __init__(self, ts: TrainingSet, data: ContextData, targets: TargetTable, vocab: NGramVocab):
         self.ts, self.vocab = ts, vocab
-        self.windows = data.windows.to_pylist()  # the windows as text, as the authors' files hold them
-        self.vectors = {w: targets.matrix[i] for i, w in enumerate(targets.words)}
+        self.windows = [" ".join(w) for w in data.windows.to_pylist()]  # the authors' files hold windows as text
+        self.vectors = dict(zip(targets.words, targets.matrix))
         self.dim = targets.dim
 
+    def _features(self, word: str, contexts: list[str]):
+        kept_words, kept_distances = [], []
+        for context in contexts:
+            tokens = context.split()
+            hits = [i for i, t in enumerate(tokens) if t == word]
+            near = [max(-10, min(10, min((i - h for h in hits), key=abs))) for i in range(len(tokens))]
+            kept = [(d, t) for d, t in zip(near, tokens) if t != word and t in self.vectors]
+            if kept:
+                kept_distances.append([d for d, _ in kept])
+                kept_words.append([t for _, t in kept])
+        return kept_words, kept_distances
+
     def batch(self, words, rows, mask, dropout, rng):
+        import itertools
+
         import torch
 
-        ts, per_instance = self.ts, []
-        for w, r, m in zip(words, rows, mask):
-            word = ts.words[w]
-            per_instance.append([[t for t in self.windows[ts.ctx_rows[row]] if t != word and t in self.vectors]
-                                 for row in r[m]])
-        K = mask.shape[1]
-        width = max(len(c) for contexts in per_instance for c in contexts)
-        vectors = np.zeros((len(words), K, width, self.dim), np.float32)
-        n = np.zeros((len(words), K), np.int64)
-        for b, contexts in enumerate(per_instance):
+        ts = self.ts
+        features = [self._features(ts.words[w], [self.windows[ts.ctx_rows[row]] for row in r[m]])
+                    for w, r, m in zip(words, rows, mask)]
+        n_contexts = np.array([len(c) for c, _ in features], dtype=np.int32)
+        K = int(n_contexts.max())
+        per_context = np.array(list(itertools.zip_longest(*[[len(x) for x in c] for c, _ in features], fillvalue=0)),
+                               dtype=np.int32).T.reshape(len(features), K)
+        width = int(per_context.max())
+        vectors = np.zeros((len(features), K, width, self.dim))
+        distances = np.zeros((len(features), K, width))
+        for b, (contexts, dists) in enumerate(features):
             for k, context in enumerate(contexts):
-                n[b, k] = len(context)
                 for j, t in enumerate(context):
                     vectors[b, k, j] = self.vectors[t]
+            for k, d in enumerate(dists):
+                for j, x in enumerate(d):
+                    distances[b, k, j] = x
         lists = [self.vocab.ids(ts.words[w]) for w in words]
+        padded = np.array(list(itertools.zip_longest(*lists, fillvalue=PAD)), dtype=np.int64).T
+        lengths = np.array([len(x) for x in lists])
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-        np.cumsum([len(x) for x in lists], out=offsets[1:])
-        flat, offsets = ngram_dropout(np.array([i for x in lists for i in x], dtype=np.int64), offsets, dropout, rng)
-        v = torch.from_numpy(vectors).sum(2) / (torch.from_numpy(n)[..., None].float() + EPS)
-        return flat, offsets, v, torch.from_numpy(n)
+        np.cumsum(lengths, out=offsets[1:])
+        flat = padded[np.arange(padded.shape[1])[None, :] < lengths[:, None]]
+        flat, offsets = ngram_dropout(flat, offsets, dropout, rng)
+        n = torch.from_numpy(per_context.astype(np.int64))
+        v = torch.from_numpy(vectors).float().sum(2) / (n[..., None].float() + EPS)
+        return flat, offsets, v, n
