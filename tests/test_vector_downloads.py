@@ -1,5 +1,5 @@
 """Vector files as people download them (issue 16, item 1): gzip/bz2/xz read transparently, fastText .bin
-models and gensim .kv files through gensim (a clear message without it), and `index export` writing a words
+models read as gensim reads them, gensim .kv files through gensim (a clear message without it), and `index export` writing a words
 index back as word2vec text or binary that lexprobe and gensim read to the same vectors."""
 
 from __future__ import annotations
@@ -75,11 +75,10 @@ def test_fasttext_bin_and_gensim_kv_through_gensim(tmp_path, glove_2k):
 
 
 def test_without_gensim_the_message_says_what_to_install(tmp_path, monkeypatch):
-    (tmp_path / "m.bin").write_bytes((793712314).to_bytes(4, "little") + b"\0" * 64)
+    (tmp_path / "m.kv").write_bytes(b"\x80\x04" + b"\0" * 64)
     monkeypatch.setitem(sys.modules, "gensim.models", None)
-    monkeypatch.setitem(sys.modules, "gensim.models.fasttext", None)
-    with pytest.raises(LexprobeError, match=r"m.bin: reading a fastText .bin model needs gensim .*lexprobe\[gensim\]"):
-        _read(tmp_path / "m.bin")
+    with pytest.raises(LexprobeError, match=r"m.kv: reading a gensim KeyedVectors file needs gensim .*lexprobe\[gensim\]"):
+        _read(tmp_path / "m.kv")
 
 
 def test_index_export_round_trip(cli, home, tmp_path):
