@@ -114,17 +114,18 @@ class Command(click.Command):
         if self.owns_overwrite:
             self.params.append(click.Option(
                 ["--overwrite"], is_flag=True,
-                help="Empty the --out folder first when it holds another run (refused otherwise)."))
+                help="Replace the previous run in the --out folder: deletes the files its run.json lists, nothing "
+                     "else (refused for a folder lexprobe did not record, a home, a repository, a link)."))
 
     def invoke(self, ctx: click.Context):
         out = ctx.params.get(self.run_folder) if self.run_folder else None
         overwrite = ctx.params.pop("overwrite", False) if self.owns_overwrite else ctx.params.get("overwrite", False)
-        if not out:
+        if out is None:
             return super().invoke(ctx)
         from ..runs.run_dir import begin_run, end_run, run_record
 
         home = ctx.obj.home if isinstance(ctx.obj, Context) else None
-        begin_run(out, run_record(command_line(ctx), ctx.params, home), overwrite=overwrite)
+        begin_run(out, run_record(command_line(ctx), ctx.params, home), overwrite=overwrite, home=home)
         try:
             return super().invoke(ctx)
         finally:
