@@ -10,8 +10,8 @@ import click
 from ..kinds.words import WordIndex
 from .root import Context, bench_group
 from ..core.errors import LexprobeError
-from .options import (CORPUS_HELP, INDEX_NAME, K, POSITIVE, SEED, THREADS, language_model_option, model_options,
-                      ota_options)
+from .options import (CORPUS_HELP, INDEX_NAME, K, POSITIVE, SEED, THREADS, device_option, device_options,
+                      language_model_option, model_options, ota_options)
 
 
 @bench_group.command("perf")
@@ -67,6 +67,28 @@ def bench_neighbors(obj: Context, name, queries, small_batch, small_queries, ks,
     click.echo(result["markdown"])
 
 
+@bench_group.command("startup")
+@click.option("--index", "name", default="glove", show_default=True, help="A words index (e.g. the 400k GloVe).")
+@click.option("--word", default="king", show_default=True, help="The query word.")
+@click.option("-k", "k", type=K, default=5, show_default=True, help="Neighbours asked.")
+@click.option("--batch-words", type=click.IntRange(0), default=8, show_default=True,
+              help="Words of the batch question (the compiled kernels' path); 0 for none.")
+@click.option("--repeat", type=POSITIVE, default=3, show_default=True,
+              help="Warm processes per command after the cold one (the median is reported).")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/startup.md", show_default=True,
+              help="Markdown file the result is appended to.")
+@click.pass_obj
+def bench_startup(obj: Context, name, word, k, batch_words, repeat, record) -> None:
+    """A new process's first answer, cold (nothing compiled yet) and warm, as whole processes: lexprobe's
+    query neighbors and query analogy against gensim (KeyedVectors.load of the same vectors as .kv, memory-mapped,
+    then most_similar) and FAISS (read_index, one search), with the time to open the index beside them."""
+    from ..suite.bench_startup import run_startup_bench
+
+    result = run_startup_bench(obj.home, name, word=word, k=k, batch_words=batch_words, repeat=repeat,
+                               record_path=record)
+    click.echo(result["markdown"])
+
+
 @bench_group.command("ann-curve")
 @click.option("--index", "name", default="glove", show_default=True, help="A words index (e.g. the 400k GloVe).")
 @click.option("--queries", type=POSITIVE, default=2000, show_default=True, help="Query words (a sample).")
@@ -98,9 +120,10 @@ def bench_ann_curve(obj: Context, name, queries, k, seed, record, plot) -> None:
               help="Also time a whole token-index build of the corpus into this index name (under --home).")
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/encode.md", show_default=True,
               help="Markdown file the result is appended to.")
+@device_options
 @click.pass_obj
 def bench_encode(obj: Context, model, layer, layers, pooling, batch_tokens, threads, corpus_spec, n_sentences,
-                 seed, build_name, record) -> None:
+                 seed, build_name, record, device, dtype) -> None:
     """Token-embedding throughput: the batched, length-sorted encoder against one sentence per forward pass
     (the paper's code), on the same model and sentences; and the model GFLOP/s against numpy's matmul."""
     from ..sources.encoder import parse_layers
@@ -108,7 +131,8 @@ def bench_encode(obj: Context, model, layer, layers, pooling, batch_tokens, thre
 
     result = run_encode_bench(model, corpus_spec, layers=parse_layers(layer, layers), pooling=pooling,
                               batch_tokens=batch_tokens, threads=threads, n_sentences=n_sentences, seed=seed,
-                              record_path=record, build_index=(obj.home, build_name) if build_name else None)
+                              record_path=record, build_index=(obj.home, build_name) if build_name else None,
+                              device=device, dtype=dtype)
     click.echo(result["markdown"])
 
 
@@ -120,12 +144,13 @@ def bench_encode(obj: Context, model, layer, layers, pooling, batch_tokens, thre
 @ota_options
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/ota.md", show_default=True,
               help="Markdown file the result is appended to.")
-def bench_ota(model, n_words, loop_words, iterations, contexts, init, lr, seed, record) -> None:
+@device_option
+def bench_ota(model, n_words, loop_words, iterations, contexts, init, lr, seed, record, device) -> None:
     """OTA words/s: one batch of many words against one word at a time, same settings and iterations."""
     from ..rare_words.bench_ota import run_ota_bench
 
     result = run_ota_bench(model, n_words=n_words, loop_words=loop_words, iterations=iterations, contexts=contexts,
-                           init=init, lr=lr, seed=seed, record_path=record)
+                           init=init, lr=lr, seed=seed, record_path=record, device=device)
     click.echo(result["markdown"])
 
 
@@ -151,13 +176,14 @@ def _set_threads(threads: int | None) -> None:
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/probing.md", show_default=True,
               help="Markdown file the result is appended to.")
 @click.option("--threads", type=THREADS, help="torch CPU threads (default: torch's choice).")
-def bench_probing(model, dataset, sentences, loop_sample, batch_size, seed, record, threads) -> None:
+@device_options
+def bench_probing(model, dataset, sentences, loop_sample, batch_size, seed, record, threads, device, dtype) -> None:
     """Sentences/s: batched, mask-only logits against one sentence at a time with full-vocabulary logits."""
     from ..rare_words.bench_probing import run_probing_bench
 
     _set_threads(threads)
     result = run_probing_bench(model, dataset=dataset, n_sentences=sentences, loop_sample=loop_sample,
-                               batch_size=batch_size, seed=seed, record_path=record)
+                               batch_size=batch_size, seed=seed, record_path=record, device=device, dtype=dtype)
     click.echo(result["markdown"])
 
 

@@ -24,6 +24,7 @@ from functools import cache
 
 import numpy as np
 
+from .compile_cache import load_object, object_key, save_object
 from .cores import in_parallel
 
 LANES = 16       # rows per block (one 512-bit register of int32 scores)
@@ -300,18 +301,24 @@ exit:
 
 @cache
 def _kernel(vnni: bool):
-    """The scan compiled for this CPU (once per process): ``(ctypes function, engine)`` of :func:`kernel_ir`."""
+    """The scan compiled for this CPU (once per process; the object code is kept in the compiled-code folder,
+    :mod:`lexprobe.core.compile_cache`): ``(ctypes function, engine)`` of :func:`kernel_ir`."""
     import llvmlite.binding as llvm
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     machine = llvm.Target.from_default_triple().create_target_machine(
         cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3)
-    module = llvm.parse_assembly(kernel_ir(vnni))
+    ir = kernel_ir(vnni)
+    key = object_key(ir, machine)
+    stored = load_object(key)
+    module = llvm.parse_assembly(ir)
     module.verify()
-    passes = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=3))
-    passes.getModulePassManager().run(module, passes)
+    if stored is None:
+        passes = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=3))
+        passes.getModulePassManager().run(module, passes)
     engine = llvm.create_mcjit_compiler(module, machine)
+    engine.set_object_cache(lambda _, code: save_object(key, code), lambda _: stored)
     engine.finalize_object()
     p, i = ctypes.c_void_p, ctypes.c_int64
     function = ctypes.CFUNCTYPE(None, p, i, i, p, i, i, p, p, i, p, p, i)(engine.get_function_address("scan"))

@@ -20,6 +20,11 @@ A query with too many kept words (a zero query ties with every word) or fewer th
 answered by the full float32 scan (:func:`exact_topk`): every score, the k-th best, and the same exact ranking
 of every word that reaches it. That path is also the reference the pruned one is tested against. Exclusions
 (per query) and the restriction to the first N rows are exact in both paths.
+
+The kernels are compiled by numba (:mod:`lexprobe.core.topk_kernels`, kept on disk between processes). Loading
+them still costs seconds, so a process's first few single queries take the full scan in BLAS and numpy instead
+(:func:`ranking_scores` reproduces the kernel's arithmetic bit for bit): the same answers, without waiting for
+compiled code a one-query process never amortises.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ from .int8_scan import Int8Queries, Int8Rows, integer_band, integer_cuts, scan
 _QUERY_BLOCK = 1024   # queries per block of the pruned path
 _EXACT_BLOCK = 64     # queries per block of the full float32 scan (64 x 400k floats = 100 MB)
 _SERIAL_MAX = 4       # at most this many queries: scores by the ranking's kernel on one thread, not by BLAS
+# multiply-adds of a searcher's few-query scans done in BLAS and numpy while this process has not loaded the
+# kernels (seconds, even from the disk cache; a whole numba compile without it): about what loading them costs
+_UNCOMPILED_WORK = 1 << 31
 
 
 def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -64,127 +72,11 @@ def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 @cache
 def _kernels():
-    """The compiled kernels (numba; compiled on first use, cached on disk). Each works on a range of queries
-    without the GIL: :func:`lexprobe.core.cores.in_parallel` spreads the ranges over the cores."""
-    from numba import njit
+    """The compiled kernels (:mod:`lexprobe.core.topk_kernels`, imported on first use: numba takes a second to
+    import)."""
+    from . import topk_kernels as kernels
 
-    @njit(inline="always", cache=True, boundscheck=False)
-    def dot(Q, r, V, j):  # pragma: no cover - compiled
-        """``Q[r] . V[j]`` in float32: eight running sums over the dimensions (u mod 8) added pairwise, the same
-        order for every pair (equal vectors score equal) and eight independent chains instead of one."""
-        d = Q.shape[1]
-        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
-        full = d - d % 8
-        for u in range(0, full, 8):
-            a0 += Q[r, u] * V[j, u]
-            a1 += Q[r, u + 1] * V[j, u + 1]
-            a2 += Q[r, u + 2] * V[j, u + 2]
-            a3 += Q[r, u + 3] * V[j, u + 3]
-            a4 += Q[r, u + 4] * V[j, u + 4]
-            a5 += Q[r, u + 5] * V[j, u + 5]
-            a6 += Q[r, u + 6] * V[j, u + 6]
-            a7 += Q[r, u + 7] * V[j, u + 7]
-        for u in range(full, d):
-            a0 += Q[r, u] * V[j, u]
-        return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def rank(Q, V, cand, counts, excl, k, D, I):  # pragma: no cover - compiled
-        """Per query: exact float32 scores of its candidate columns (ascending), the excluded ones (``excl[r]``
-        sorted, -1 padded at the front) dropped, the best ``k`` by score then column into ``D[r]``, ``I[r]``
-        (``-inf`` / ``-1`` on entry). Small k: each word is inserted into the k best so far (most fail one
-        comparison); large k: every score, then a stable sort."""
-        m = Q.shape[0]
-        for r in range(m):
-            c = counts[r]
-            scores = np.empty(c if k > 32 else 0, dtype=np.float32)
-            cols = np.empty(c if k > 32 else 0, dtype=np.int64)
-            kept = 0
-            for t in range(c):
-                j = cand[r, t]
-                pos = np.searchsorted(excl[r], j)
-                if pos < excl.shape[1] and excl[r, pos] == j:
-                    continue
-                s = dot(Q, r, V, j)
-                if k > 32:
-                    scores[kept] = s
-                    cols[kept] = j
-                elif kept < k or s > D[r, k - 1]:  # an equal score comes later in column order: it stays out
-                    p = min(kept, k - 1)
-                    while p > 0 and D[r, p - 1] < s:
-                        D[r, p] = D[r, p - 1]
-                        I[r, p] = I[r, p - 1]
-                        p -= 1
-                    D[r, p] = s
-                    I[r, p] = j
-                kept += 1
-            if k > 32:
-                order = np.argsort(-scores[:kept], kind="mergesort")  # stable: equal scores keep column order
-                for t in range(min(k, kept)):
-                    D[r, t] = scores[order[t]]
-                    I[r, t] = cols[order[t]]
-
-    @njit(inline="always", cache=True, boundscheck=False)
-    def push(best, x):  # pragma: no cover - compiled
-        """Insert ``x`` into ``best`` (descending, its length the k kept) if it beats the last, which drops out;
-        most values fail that one comparison, where a partition would move them all."""
-        if x > best[-1]:
-            p = len(best) - 1
-            while p > 0 and best[p - 1] < x:
-                best[p] = best[p - 1]
-                p -= 1
-            best[p] = x
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def narrow(cand, scores, counts, excl, k, band):  # pragma: no cover - compiled
-        """In place, per query: drop the excluded candidates, then those whose integer score lies more than
-        ``band[r]`` below the k-th best allowed one (see :meth:`TopK._pruned`); ascending order kept."""
-        for r in range(counts.shape[0]):
-            kept = 0
-            for t in range(counts[r]):
-                j = cand[r, t]
-                pos = np.searchsorted(excl[r], j)
-                if pos < excl.shape[1] and excl[r, pos] == j:
-                    continue
-                cand[r, kept] = j
-                scores[r, kept] = scores[r, t]
-                kept += 1
-            counts[r] = kept
-            if kept <= k:
-                continue
-            if k > 32:
-                kth = np.int64(np.sort(scores[r, :kept])[kept - k])
-            else:
-                best = np.full(k, np.iinfo(np.int32).min, dtype=np.int64)
-                for t in range(kept):
-                    push(best, np.int64(scores[r, t]))
-                kth = best[k - 1]
-            floor = kth - band[r]
-            short = 0
-            for t in range(kept):
-                if scores[r, t] >= floor:
-                    cand[r, short] = cand[r, t]
-                    short += 1
-            counts[r] = short
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def kth_best(S, k, out):  # pragma: no cover - compiled
-        """``out[r]``: the k-th largest of ``S[r]`` (k <= 32, k <= row length), through a buffer of the k
-        largest so far."""
-        for r in range(S.shape[0]):
-            best = np.full(k, -np.inf, dtype=np.float32)
-            for x in S[r]:
-                push(best, x)
-            out[r] = best[k - 1]
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def dots(Q, V, R):  # pragma: no cover - compiled
-        """Every score ``R[r, j] = Q[r] . V[j]`` with the ranking's arithmetic."""
-        for j in range(V.shape[0]):
-            for r in range(Q.shape[0]):
-                R[r, j] = dot(Q, r, V, j)
-
-    return rank, dots, kth_best, narrow
+    return kernels.rank, kernels.dots, kernels.kth_best, kernels.narrow
 
 
 def _sorted_exclusions(excl: np.ndarray, n: int) -> np.ndarray:
@@ -201,21 +93,54 @@ def _ranked(Q, V, cand, counts, excl, k):
     return D, I
 
 
-def _scores(Q: np.ndarray, V: np.ndarray) -> np.ndarray:
+def ranking_scores(Q: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``Q . V^T`` with the ranking kernel's arithmetic (:func:`lexprobe.core.topk_kernels.dot`: eight float32
+    running sums over the dimensions u mod 8, added pairwise) in numpy, vectorised over the rows of ``V``: the
+    same floats, bit for bit, without compiled code."""
+    m, d = Q.shape
+    full = d - d % 8
+    R = np.empty((m, len(V)), dtype=np.float32)
+    for r in range(m):
+        acc = np.zeros((len(V), 8), dtype=np.float32)
+        for u in range(0, full, 8):
+            acc += V[:, u:u + 8] * Q[r, u:u + 8]
+        for u in range(full, d):
+            acc[:, 0] += V[:, u] * Q[r, u]
+        R[r] = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + ((acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7]))
+    return R
+
+
+def _ranked_in_numpy(Q, V, cand, counts, excl, k):
+    """:func:`_ranked` without compiled code: the same scores (:func:`ranking_scores`) and order (score, then
+    column)."""
+    D = np.full((len(Q), k), -np.inf, dtype=np.float32)
+    I = np.full((len(Q), k), -1, dtype=np.int64)
+    for r in range(len(Q)):
+        cols = cand[r, :counts[r]]
+        cols = cols[~np.isin(cols, excl[r])]
+        s = ranking_scores(Q[r:r + 1], V[cols])[0]
+        best = np.lexsort((cols, -s))[:k]
+        D[r, :len(best)], I[r, :len(best)] = s[best], cols[best]
+    return D, I
+
+
+def _scores(Q: np.ndarray, V: np.ndarray, compiled: bool = True) -> np.ndarray:
     """Every score ``Q . V^T`` in float32: BLAS for a batch; for a few queries the ranking's kernel on one
-    thread (BLAS wakes its threads even for one row: milliseconds on a busy machine)."""
-    if len(Q) > _SERIAL_MAX:
+    thread (BLAS wakes its threads even for one row: milliseconds on a busy machine), unless ``compiled`` is
+    False."""
+    if len(Q) > _SERIAL_MAX or not compiled:
         return Q @ V.T
     R = np.empty((len(Q), len(V)), dtype=np.float32)
     _kernels()[1](Q, V, R)
     return R
 
 
-def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = None
+def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = None, *, compiled: bool = True
                ) -> tuple[np.ndarray, np.ndarray]:
     """The full scan: every score in float32, each query's k-th best allowed score, and every word reaching it
     (less a rounding slack) ranked exactly. ``excl``: (m, e) excluded columns, -1 padded. Returns ``(D, I)``
-    (m, k), ``-inf`` / ``-1`` where fewer than k columns are allowed."""
+    (m, k), ``-inf`` / ``-1`` where fewer than k columns are allowed. ``compiled=False``: BLAS and numpy only,
+    the same answers (:func:`ranking_scores`)."""
     Q = np.ascontiguousarray(Q, dtype=np.float32)
     m, n = len(Q), len(V)
     excl = _sorted_exclusions(np.zeros((m, 0), np.int64) if excl is None else excl, n)
@@ -223,7 +148,7 @@ def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = N
     I = np.full((m, k), -1, dtype=np.int64)
     for a in range(0, m, _EXACT_BLOCK):
         q, ex = Q[a:a + _EXACT_BLOCK], excl[a:a + _EXACT_BLOCK]
-        R = _scores(q, V)
+        R = _scores(q, V, compiled)
         rows = np.repeat(np.arange(len(q)), ex.shape[1])
         ok = ex.reshape(-1) >= 0
         R[rows[ok], ex.reshape(-1)[ok]] = -np.inf
@@ -235,7 +160,7 @@ def exact_topk(Q: np.ndarray, V: np.ndarray, k: int, excl: np.ndarray | None = N
         cand = np.zeros((len(q), max(1, counts.max(initial=0))), dtype=np.int64)
         r, c = np.nonzero(keep)
         cand[r, np.arange(len(r)) - np.repeat(np.cumsum(counts) - counts, counts)] = c
-        D[a:a + len(q)], I[a:a + len(q)] = _ranked(q, V, cand, counts, ex, k)
+        D[a:a + len(q)], I[a:a + len(q)] = (_ranked if compiled else _ranked_in_numpy)(q, V, cand, counts, ex, k)
     return D, I
 
 
@@ -248,6 +173,7 @@ class TopK:
     ids: np.ndarray | None = None
     _int8: Int8Rows | None = field(default=None, repr=False)
     _samples: dict = field(default_factory=dict, repr=False)
+    _uncompiled: int = field(default=0, repr=False)  # multiply-adds scanned without the kernels
 
     def __post_init__(self):
         self.V = np.ascontiguousarray(self.V, dtype=np.float32)
@@ -284,7 +210,10 @@ class TopK:
             D, I = np.full((m, max(k, 0)), -np.inf, np.float32), np.full((m, max(k, 0)), -1, np.int64)
         else:
             step = 32 if k <= 16 else 16 if k <= 64 else 8
-            if n < max(32768, 16 * step * k):  # the full scan costs less
+            if m <= _SERIAL_MAX and not _kernels.cache_info().currsize and self._uncompiled < _UNCOMPILED_WORK:
+                self._uncompiled += m * n * V.shape[1]
+                D, I = exact_topk(Q, V, k, excl, compiled=False)
+            elif n < max(32768, 16 * step * k):  # the full scan costs less
                 D, I = exact_topk(Q, V, k, excl)
             else:
                 D, I = self._pruned(Q, V, k, _sorted_exclusions(excl, n), step)
