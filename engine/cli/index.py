@@ -18,7 +18,7 @@ from ..core.store import DEFAULT_SHARD_ROWS, Store, is_valid_name, list_indexes,
 from ..kinds.words import WordIndex, build_word_index
 from ..sources.datasets.bats import ANSWER_POLICIES
 from ..sources.vector_files import FORMATS
-from .options import (CORPUS_HELP, DATASET_HELP, INDEX_NAME, POSITIVE, SEED, build_engine_options,
+from .options import (CORPUS_HELP, DATASET_HELP, INDEX_NAME, POSITIVE, SEED, build_engine_options, device_options,
                       default_offsets_name, int_range, model_options, replace_option)
 
 
@@ -68,9 +68,11 @@ def index_words(obj: Context, spec, name, replace, fmt, vocab, limit, lowercase,
 @click.option("--shard-rows", type=POSITIVE, default=DEFAULT_SHARD_ROWS, show_default=True, help="Rows per Arrow shard.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for IVF training.")
 @build_engine_options
+@device_options
 @click.pass_obj
 def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, threads, corpus_spec, name, replace,
-                 max_sentences, index_type, shard_rows, seed, engine, ray_address, workers, block_sentences) -> None:
+                 max_sentences, index_type, shard_rows, seed, engine, ray_address, workers, block_sentences, device,
+                 dtype) -> None:
     """Embed every sense-annotated target of a corpus with a transformer and index the vectors.
 
     One index per (corpus, model, layers, pooling); the manifest records them. Rows: the target's corpus,
@@ -83,10 +85,13 @@ def index_tokens(obj: Context, model, layer, layers, pooling, batch_tokens, thre
 
     if engine == "ray":
         from ..scale.build import build_token_index_ray as build
+        if dtype != "float32" or device not in ("auto", "cpu"):
+            raise LexprobeError("--device and --dtype need --engine local (Ray's encoder actors run on their CPUs "
+                                "in float32)")
         extra = {"workers": workers, "block_sentences": block_sentences, "address": ray_address}
     else:
         from ..kinds.tokens import build_token_index as build
-        extra = {}
+        extra = {"device": device, "dtype": dtype}
     with warnings.catch_warnings():  # long sentences and lost targets are printed below as one plain line
         warnings.simplefilter("ignore", UserWarning)
         s = build(name, model, corpus_spec, home=obj.home, layers=parse_layers(layer, layers),

@@ -11,7 +11,7 @@ import os
 import click
 
 from .root import Context, cli, format_option
-from .options import NON_NEGATIVE, NON_NEGATIVE_FLOAT, POSITIVE, ota_options
+from .options import NON_NEGATIVE, NON_NEGATIVE_FLOAT, POSITIVE, device_option, ota_options
 from ..core.errors import InputError, LexprobeError
 from ..rare_words.ota import DEFAULTS as _DEFAULTS
 from ..core.formatting import render
@@ -63,10 +63,11 @@ def read_words(values) -> list[str]:
 @click.option("--tol", type=NON_NEGATIVE_FLOAT, default=_DEFAULTS["tol"], show_default=True,
               help="Relative improvement that counts for --patience.")
 @click.option("--replace", is_flag=True, help="Replace words the index already has (otherwise an error).")
+@device_option
 @format_option
 @click.pass_obj
 def ota(obj: Context, model, into, word_args, more_words, iterations, contexts, init, lr, seed, layers,
-        batch_size, patience, tol, replace, fmt) -> None:
+        batch_size, patience, tol, replace, device, fmt) -> None:
     """One-token approximations of WORDS, inserted into the words index --into (origin 'ota').
 
     Each word's OTA vector is the single input embedding whose effect on the hidden states of the
@@ -79,7 +80,7 @@ def ota(obj: Context, model, into, word_args, more_words, iterations, contexts, 
     words = read_words(list(word_args) + list(more_words))
     result, summary = insert_ota(into, model, words, home=obj.home, replace=replace, iterations=iterations,
                                  contexts=contexts, init=init, lr=lr, layers=layers, seed=seed,
-                                 batch_size=batch_size, patience=patience or None, tol=tol)
+                                 batch_size=batch_size, patience=patience or None, tol=tol, device=device)
     from ..sources.models import load_tokenizer
 
     pieces = word_pieces(load_tokenizer(model), words)

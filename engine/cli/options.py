@@ -16,7 +16,7 @@ import click
 from ..core.store import check_name
 from ..core.errors import LexprobeError
 from ..rare_words.ota import DEFAULTS as _DEFAULTS
-from ..sources.models import DEFAULT_MLM
+from ..sources.models import DEFAULT_MLM, DEVICES, DTYPES
 
 MAX_K = 100_000  # results per query: far above any candidate set a query ranks, far below an array that kills
 MAX_COUNT = 2**31 - 1
@@ -130,6 +130,35 @@ def model_options(f):
     f = click.option("--model", default="minilm", show_default=True,
                      help="Encoder: 'minilm' (packaged all-MiniLM-L6-v2), a Hugging Face name or a local path.")(f)
     return f
+
+
+def _checked_device(ctx, param, value):
+    """The device as given, once torch is known to have it (one clear error before any work otherwise)."""
+    from ..sources.models import resolve_device
+
+    resolve_device(value)
+    return value
+
+
+def device_option(f):
+    """``--device cpu|cuda|mps|auto``: where the command's torch stages run."""
+    return click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
+                        callback=_checked_device,
+                        help="Where the models run: auto (a GPU when torch sees one, else the CPU), cpu, cuda, "
+                             "mps. A device asked for and absent is an error.")(f)
+
+
+def dtype_option(f):
+    """``--dtype float32|bfloat16``: the precision of inference (encoding, probing)."""
+    return click.option("--dtype", type=click.Choice(DTYPES), default="float32", show_default=True,
+                        help="Inference precision: float32, or bfloat16 autocast (matrix products in bfloat16: "
+                             "faster on GPUs and CPUs with bfloat16 units; the agreement with float32 is measured "
+                             "by 'bench perf'). OTA always runs in float32.")(f)
+
+
+def device_options(f):
+    """``--device`` and ``--dtype``: for commands that encode or probe."""
+    return device_option(dtype_option(f))
 
 
 def language_model_option(f):

@@ -13,7 +13,8 @@ from ..kinds.words import WordIndex
 from .root import Context, format_option, keep_known, opened, query_group, skip_unknown_option
 from ..core.errors import LexprobeError
 from ..core.formatting import render
-from .options import (DATASET_HELP, K, POSITIVE, POSITIVE_FLOAT, SEED, clamp_k, language_model_option,
+from .options import (DATASET_HELP, K, POSITIVE, POSITIVE_FLOAT, SEED, clamp_k, device_option, device_options,
+                      language_model_option,
                       search_engine_options)
 
 
@@ -190,19 +191,20 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
               help="Add each result's WordNet definition (sense labels WordNet cannot resolve, such as SNACS "
                    "supersenses, get none and are counted).")
 @search_engine_options
+@device_option
 @format_option
 @click.pass_obj
 def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_lemmas, k, definitions, engine,
-                 ray_address, shard_groups, fmt) -> None:
+                 ray_address, shard_groups, device, fmt) -> None:
     """Embed TARGET in SENTENCE with the index's model, layers and pooling, and list the index's instances
     most similar to it (cosine). Rows: rank, score, sense, lemma, pos, the instance's sentence with its target
     marked [[...]] and its instance id. With --engine ray the index's shards are searched by Ray actors and
-    their top-k merged: the same rows as the local search."""
+    their top-k merged: the same rows as the local search. The query is embedded on --device in the index's dtype."""
     from ..kinds.tokens import TokenIndex
 
     with opened(TokenIndex, obj, name, engine, ray_address, shard_groups) as index:
         hits = index.query(sentence, target, k, same_lemma=not all_lemmas, lemma=lemma, occurrence=occurrence,
-                           definitions=definitions)
+                           definitions=definitions, encoder=index.encoder(device=device))
     meta = {key.decode(): value.decode() for key, value in (hits.schema.metadata or {}).items()}
     for note in filter(None, meta.get("note", "").split("\n")):
         click.echo(f"note: {note}", err=True)
@@ -238,8 +240,9 @@ def around_target(text: str, width: int = 100) -> str:
 @click.option("-k", "k", type=K, default=10, show_default=True, help="Number of predictions.")
 @click.option("--gold", help="A word: print its rank and probability at each blank (with the top k, joined), "
                              "instead of the top-k rows (masked LMs).")
+@device_options
 @format_option
-def query_probe(model, texts, text_file, k, gold, fmt) -> None:
+def query_probe(model, texts, text_file, k, gold, device, dtype, fmt) -> None:
     """The model's top-k tokens for the blank in each TEXT: ___ or [MASK] (LAMA's habit), e.g.
     "A kumquat is a [MASK] ." With several sentences (or --file) each row names its sentence.
 
@@ -254,7 +257,7 @@ def query_probe(model, texts, text_file, k, gold, fmt) -> None:
     sentences = list(texts) + (text_lines(text_file, "sentences") if text_file else [])
     if not sentences:
         raise LexprobeError("give a sentence with a blank (TEXT) or --file FILE")
-    lm = load_lm(model)
+    lm = load_lm(model, device=device, dtype=dtype)
     k = clamp_k(k, lm.vocab_size, "tokens of the vocabulary")
     several = len(sentences) > 1
     if gold:

@@ -17,7 +17,8 @@ from ..rare_words.ota import DEFAULTS as _DEFAULTS
 from ..senses.sense_cells import DEFAULT_LEMMA_EDGES, DEFAULT_RATIO_EDGES
 from ..senses.sense_ranking import DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES
 from .options import (DATASET_HELP, K, NON_NEGATIVE, NON_NEGATIVE_FLOAT, POSITIVE, POSITIVE_FLOAT, SEED, THREADS,
-                      build_engine_options, default_offsets_name, language_model_option, shard_groups_option)
+                      build_engine_options, default_offsets_name, device_option, device_options,
+                      language_model_option, shard_groups_option)
 
 
 def _stage_list(value: str | None) -> list[str] | None:
@@ -34,8 +35,9 @@ def _stage_list(value: str | None) -> list[str] | None:
 @click.option("--stages", help="Comma-separated stages to run (default: all). See --list-stages.")
 @click.option("--quick", is_flag=True, help="Subsets everywhere (e.g. 2,000 Google questions): a smoke run.")
 @click.option("--list-stages", is_flag=True, help="Print the stages, what each needs, and exit.")
+@device_options
 @click.pass_obj
-def run_all(obj: Context, out, data, seed, stages, quick, list_stages) -> None:
+def run_all(obj: Context, out, data, seed, stages, quick, list_stages, device, dtype) -> None:
     """Run the papers' analyses end to end and write RUN_DIR/report.md and a self-contained report.html.
 
     Indexes are built under --home once and reused when their manifest matches. A stage whose dataset is
@@ -52,7 +54,8 @@ def run_all(obj: Context, out, data, seed, stages, quick, list_stages) -> None:
         raise click.UsageError("Missing option '--out'.")
     chosen = main_job.select(_stage_list(stages))
     paths, info = main_job.locate_data(Path(data) if data else None)
-    settings = main_job.Settings(home=obj.home, seed=seed, quick=quick, data=paths, data_info=info)
+    settings = main_job.Settings(home=obj.home, seed=seed, quick=quick, device=device, dtype=dtype, data=paths,
+                                 data_info=info)
     report = main_job.run_all(Path(out), settings, chosen, echo=click.echo)
     click.echo(f"report: {Path(out) / 'report.md'} and {Path(out) / 'report.html'}")
     failed = [s.key for s in report.sections if s.status == "failed"]
@@ -230,11 +233,12 @@ def _floats(text: str, what: str) -> list[float]:
               help="With --compare, also append the comparison to this markdown file (e.g. benchmarks/senses.md).")
 @build_engine_options
 @shard_groups_option
+@device_options
 @click.pass_obj
 def run_senses(obj: Context, database_spec, queries_spec, models, layer_list, pooling, out, limit_queries,
                database_sentences, query_sentences, k_max, min_sense_count, lemma_edges, ratio_edges, any_pos,
                all_lemmas, frequency, no_proper_names, seed, compare, record, engine, ray_address, workers,
-               block_sentences, shard_groups) -> None:
+               block_sentences, shard_groups, device, dtype) -> None:
     """CWE similarity ranking (Gessler & Schneider, section 3 and Table 1): every query instance of Q whose
     sense occurs at least --min-sense-count times in D ranks D's instances of its lemma by cosine; per query
     P@k and recall@k (k = 1..K) and average precision; per cell of l x r, the mean over k of P@k (the paper's
@@ -259,7 +263,8 @@ def run_senses(obj: Context, database_spec, queries_spec, models, layer_list, po
 
         ray_engine = RayEngine(ray_address, workers=workers, block_sentences=block_sentences, groups=shard_groups)
     try:
-        summary = senses_run.run_senses(obj.home, database_spec, queries_spec, settings, out, options, ray_engine)
+        summary = senses_run.run_senses(obj.home, database_spec, queries_spec, settings, out, options, ray_engine,
+                                        device=device, dtype=dtype)
         click.echo((Path(out) / "buckets.md").read_text().rstrip())
         for label, checks in summary["checks"].items():
             below = checks["cells_not_above_random"]
@@ -295,9 +300,10 @@ def run_senses(obj: Context, database_spec, queries_spec, models, layer_list, po
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --limit's sample and of OTA's contexts.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run folder for tables and plots.")
 @click.option("--threads", type=THREADS, help="torch CPU threads (default: torch's choice).")
+@device_options
 @click.pass_obj
 def run_wnlampro(obj: Context, model, dataset, strategies, split, relations, limit, cutoff, batch_size,
-                 ota_iterations, seed, out, threads) -> None:
+                 ota_iterations, seed, out, threads, device, dtype) -> None:
     """MRR, P@3 and P@10 per relation and frequency bucket for each keyword strategy, beside a random ranking."""
     from ..rare_words import run_rare_words
 
@@ -305,7 +311,8 @@ def run_wnlampro(obj: Context, model, dataset, strategies, split, relations, lim
     rels = [r.strip() for r in relations.split(",") if r.strip()]
     result = run_rare_words.run_wnlampro(model, dataset, out, strategies=names, split=split, relations=rels,
                                          limit=limit, cutoff=cutoff, batch_size=batch_size,
-                                         ota_iterations=ota_iterations, seed=seed, threads=threads)
+                                         ota_iterations=ota_iterations, seed=seed, threads=threads, device=device,
+                                         dtype=dtype)
     click.echo(result["markdown"])
     click.echo(f"skipped: {result['summary']['skipped']}; run folder: {out}")
 
@@ -338,8 +345,9 @@ def _rates(text: str) -> list[float]:
 @click.option("--record", type=click.Path(dir_okay=False), default="", show_default=False,
               help="Also append the printed summary to this markdown file (default: none; the run writes only "
                    "into --out).")
+@device_option
 def run_ota_recovery(model, n_words, iterations, contexts, inits, lrs, every, layers, patience, tol, batch_size,
-                     seed, out, record) -> None:
+                     seed, out, record, device) -> None:
     """Single-token recovery (the paper's Figure 1): mean cosine distance of OTA to the true embedding of
     one-token words against iterations, per context variant, init and learning rate; plus how many
     iterations each setting needs for 95% of its final quality and where the early stop would end."""
@@ -351,7 +359,8 @@ def run_ota_recovery(model, n_words, iterations, contexts, inits, lrs, every, la
     init_list = [i.strip() for i in inits.split(",") if i.strip()]
     res = run_rare_words.run_ota_recovery(model, out, n_words=n_words, iterations=iterations, contexts=variants,
                                           inits=init_list, lrs=_rates(lrs), every=every, layers=layers,
-                                          patience=patience, tol=tol, batch_size=batch_size, seed=seed)
+                                          patience=patience, tol=tol, batch_size=batch_size, seed=seed,
+                                          device=device)
     png = res["png"]
     best = winner(res["summary"], *REFERENCE[1:]) or winner(res["summary"], init_list[0], _rates(lrs)[0])
     notes = [f"model {model}, {n_words} one-token words (seed {seed}), {iterations} iterations, layers {layers}; "

@@ -96,10 +96,11 @@ def build_token_index(name: str, model: str = DEFAULT_ENCODER, corpus_spec: str 
                       home: str | Path | None = None, layers: Sequence[int] | None = None, pooling: str = "mean",
                       batch_tokens: int = DEFAULT_BATCH_TOKENS, max_sentences: int | None = None,
                       threads: int | None = None, params: vindex.IndexParams | None = None,
-                      shard_rows: int = DEFAULT_SHARD_ROWS, seed: int = 0, replace: bool = False) -> dict:
-    """Read ``corpus_spec`` (``KIND:PATH``), embed its targets with ``model`` and write token index ``name``
-    atomically (an existing one only with ``replace``). Returns a summary: counts, counted skips, encoder
-    statistics, seconds."""
+                      shard_rows: int = DEFAULT_SHARD_ROWS, seed: int = 0, replace: bool = False, device="auto",
+                      dtype="float32") -> dict:
+    """Read ``corpus_spec`` (``KIND:PATH``), embed its targets with ``model`` (on ``device``, inference in
+    ``dtype``: :class:`lexprobe.sources.encoder.TokenEncoder`) and write token index ``name`` atomically (an
+    existing one only with ``replace``). Returns a summary: counts, counted skips, encoder statistics, seconds."""
     home = home_path(home)
     check_new_index(home, name, replace=replace)
     params = params or vindex.IndexParams()
@@ -108,7 +109,8 @@ def build_token_index(name: str, model: str = DEFAULT_ENCODER, corpus_spec: str 
     t0 = time.perf_counter()
     origin = provenance(corpus_spec)  # resolved path and content checksum: the index is found again from anywhere
     corpus = limit_corpus(read_corpus(corpus_spec), max_sentences)
-    encoder = TokenEncoder(model, layers=layers, pooling=pooling, batch_tokens=batch_tokens, threads=threads)
+    encoder = TokenEncoder(model, layers=layers, pooling=pooling, batch_tokens=batch_tokens, threads=threads,
+                           device=device, dtype=dtype)
     with write_lock(home, name):
         encoded = encode_corpus(encoder, corpus, desc=f"index {name}")
         summary = write_token_index(home, name, corpus, [(corpus.targets, *encoded)], settings=encoder.settings(),
@@ -201,10 +203,11 @@ class TokenIndex(vindex.SearchableView):
         return [column[self.sentence_row[s]].as_py() for s in sentence_ids]
 
     def encoder(self, **overrides) -> TokenEncoder:
-        """A :class:`TokenEncoder` with this index's model, layers and pooling (to embed queries alike)."""
+        """A :class:`TokenEncoder` with this index's model, layers, pooling and dtype (to embed queries alike)."""
         m = self.settings
         return TokenEncoder(overrides.pop("model", m["model"]), layers=overrides.pop("layers", m["layers"]),
-                            pooling=overrides.pop("pooling", m["pooling"]), **overrides)
+                            pooling=overrides.pop("pooling", m["pooling"]),
+                            dtype=overrides.pop("dtype", m.get("dtype", "float32")), **overrides)
 
     def encode(self, sentences: Sequence[Sequence[str]], spans: Sequence[Sequence[tuple[int, int]]], *,
                encoder: TokenEncoder | None = None) -> np.ndarray:

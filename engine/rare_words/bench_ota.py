@@ -27,11 +27,11 @@ def multi_token_words(tokenizer, n: int, seed: int, pool: int = 30000) -> list[s
 
 
 def run_ota_bench(model_name: str, *, n_words: int, loop_words: int, iterations: int, contexts: str, init: str,
-                  lr: float, seed: int, record_path: str | None) -> dict:
+                  lr: float, seed: int, record_path: str | None, device="auto") -> dict:
     from ..sources.models import load_encoder, load_tokenizer
     from .ota import approximate
 
-    tokenizer, model = load_tokenizer(model_name), load_encoder(model_name)
+    tokenizer, model = load_tokenizer(model_name), load_encoder(model_name, device=device)
     words = multi_token_words(tokenizer, n_words, seed)
     options = dict(iterations=iterations, contexts=contexts, init=init, lr=lr, seed=seed, patience=None)
     approximate(model, tokenizer, words[:2], **{**options, "iterations": 5})  # warm-up
@@ -46,7 +46,7 @@ def run_ota_bench(model_name: str, *, n_words: int, loop_words: int, iterations:
              "words_per_s": wps_batch, "mean_final_loss": float(batch_loss.mean())},
             {"method": "one word at a time (the authors' way)", "words": len(sample), "seconds": t_loop,
              "words_per_s": wps_loop, "mean_final_loss": float(single_loss.mean())}]
-    notes = [f"model {model_name}; {iterations} iterations, contexts {contexts}, init {init}, lr {lr}, seed {seed}, "
+    notes = [f"model {model_name} on {model.device}; {iterations} iterations, contexts {contexts}, init {init}, lr {lr}, seed {seed}, "
              f"no early stop; words: wordfreq top-30k words split into 2+ pieces",
              f"speed-up: **{wps_batch / wps_loop:.1f}x** words/s; per word and iteration: batched "
              f"{1000 * t_batch / (len(words) * iterations):.0f} ms, one at a time "

@@ -44,10 +44,10 @@ def benchmark_queries(lm: LanguageModel, n: int, *, dataset=None, seed: int = 0)
 
 
 def run_probing_bench(model: str, *, dataset=None, n_sentences: int, loop_sample: int, batch_size: int, seed: int,
-                      record_path: str | None) -> dict:
+                      record_path: str | None, device="auto", dtype="float32") -> dict:
     import torch
 
-    lm = load_lm(model)
+    lm = load_lm(model, device=device, dtype=dtype)
     queries, targets = benchmark_queries(lm, n_sentences, dataset=dataset, seed=seed)
     sample = np.unique(np.linspace(0, len(queries) - 1, min(loop_sample, len(queries))).astype(int))  # spread out
     answer(lm, queries[:8], None, targets[:8], batch_size=8)  # warm-up
@@ -68,7 +68,8 @@ def run_probing_bench(model: str, *, dataset=None, n_sentences: int, loop_sample
          "seconds": t_loop, "sentences_per_s": rate_loop},
     ]
     source = dataset or "hypernym patterns around random vocabulary words"
-    notes = [f"model {model}: vocabulary {lm.vocab_size}, torch threads {torch.get_num_threads()}, "
+    notes = [f"model {model} on {lm.device} ({dtype}): vocabulary {lm.vocab_size}, torch threads "
+             f"{torch.get_num_threads()}, "
              f"sentences: every pattern of entries from {source}, seed={seed}",
              "load average (1 min) at the end: {:.2f} on {} cores (a shared machine)".format(os.getloadavg()[0],
                                                                                         os.cpu_count()),

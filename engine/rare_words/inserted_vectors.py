@@ -14,8 +14,9 @@ from .ota import OTAResult, approximate, check_index_model
 
 @old_order("home", "name", "model_name", "words")
 def insert_ota(name: str, model_name: str, words: Sequence[str], *, home=None, replace: bool = False,
-               **options) -> tuple[OTAResult, dict]:
-    """Approximate ``words`` with ``model_name`` and add them to the words index ``name`` (origin ``ota``).
+               device="auto", **options) -> tuple[OTAResult, dict]:
+    """Approximate ``words`` with ``model_name`` on ``device`` (float32) and add them to the words index ``name``
+    (origin ``ota``).
 
     Checks first (before any optimisation) that the index was built from this model's input embeddings and,
     unless ``replace``, that none of the words is in it already.
@@ -30,7 +31,7 @@ def insert_ota(name: str, model_name: str, words: Sequence[str], *, home=None, r
     if existing and not replace:
         raise LexprobeError(f"index {name!r} already has {', '.join(map(repr, existing[:5]))}"
                             f"{' ...' if len(existing) > 5 else ''}: use --replace to replace")
-    tokenizer, model = load_tokenizer(model_name), load_encoder(model_name)
+    tokenizer, model = load_tokenizer(model_name), load_encoder(model_name, device=device)
     result = approximate(model, tokenizer, words, **options)
     settings = {"model": model_name, **{k: v for k, v in options.items()}}
     summary = insert_words(home, name, list(words), result.vectors, origin="ota", settings=settings, replace=replace)

@@ -13,6 +13,10 @@ before that space and the target is the word with its leading space; otherwise t
 target counts (in WNLaMPro's build and in probing) only when it is one token in the form every blank of the
 patterns gives it, so that each candidate is ranked by one next-token probability, like the paper's restriction of
 targets to single tokens of BERT's vocabulary.
+
+``device`` and ``dtype`` (:func:`load_lm`; :func:`lexprobe.sources.models.resolve_device`, ``resolve_dtype``): the
+model and every tensor of a batch live on the device; ``bfloat16`` runs the forward passes under autocast, the
+weights stay float32 (OTA on the same model stays float32). Logits come back float32 on the CPU.
 """
 
 from __future__ import annotations
@@ -56,10 +60,13 @@ class LanguageModel(Protocol):
 class _LogitsAt:
     """What both kinds share: the model in eval mode, its body and LM head, logits at chosen positions."""
 
-    def __init__(self, model, tokenizer):
+    def __init__(self, model, tokenizer, *, dtype="float32"):
         import torch
 
+        from ..sources.models import resolve_dtype
+
         self.model, self.tokenizer = model.eval(), tokenizer
+        self.device, self.dtype = model.get_input_embeddings().weight.device, resolve_dtype(dtype)
         self.body = model.base_model
         heads = [m for m in model.children() if m is not self.body and not isinstance(m, torch.nn.modules.loss._Loss)]
         self.head = heads[0] if len(heads) == 1 else None  # e.g. BERT's ``cls``, RoBERTa's ``lm_head``
@@ -67,21 +74,27 @@ class _LogitsAt:
 
     def mask_logits(self, input_ids, attention_mask, mask_pos, inputs_embeds=None, *, full: bool = False,
                     rows=None, position_ids=None):
-        """Logits (B, V) at each row's mask position (or at (``rows``, ``mask_pos``) pairs, several per row).
-        ``full``: the whole-sequence logits, then the mask rows (the slow way, kept for the benchmark's baseline
-        and for heads that are not one module). ``position_ids`` go to the model as they are."""
+        """Logits (B, V) float32 on the CPU at each row's mask position (or at (``rows``, ``mask_pos``) pairs,
+        several per row). ``full``: the whole-sequence logits, then the mask rows (the slow way, kept for the
+        benchmark's baseline and for heads that are not one module). ``position_ids`` go to the model as they are.
+        The tensors are moved to the model's device."""
         import torch
 
+        from ..sources.models import inference_dtype
+
+        on = lambda t: None if t is None else torch.as_tensor(t).to(self.device)  # noqa: E731
         rows = torch.arange(len(mask_pos)) if rows is None else rows
-        with torch.inference_mode():
-            kwargs = {"attention_mask": attention_mask}
-            kwargs.update({"inputs_embeds": inputs_embeds} if inputs_embeds is not None else {"input_ids": input_ids})
+        rows, mask_pos = on(rows), on(mask_pos)
+        with torch.inference_mode(), inference_dtype(self.device, self.dtype):
+            kwargs = {"attention_mask": on(attention_mask)}
+            kwargs.update({"inputs_embeds": on(inputs_embeds)} if inputs_embeds is not None
+                          else {"input_ids": on(input_ids)})
             if position_ids is not None:
-                kwargs["position_ids"] = position_ids
+                kwargs["position_ids"] = on(position_ids)
             if full or self.head is None:
-                return self.model(**kwargs).logits[rows, mask_pos].float()
+                return self.model(**kwargs).logits[rows, mask_pos].float().cpu()
             hidden = self.body(**kwargs)[0]
-            return self.head(hidden[rows, mask_pos]).float()
+            return self.head(hidden[rows, mask_pos]).float().cpu()
 
     def padded_logits(self, queries: Sequence[Query], vectors: np.ndarray | None, *, batch_size: int,
                       full: bool = False, desc: str = "probe"):
@@ -112,16 +125,17 @@ class MaskedLM(_LogitsAt):
 
     kind = "masked"
 
-    def __init__(self, model, tokenizer):
+    def __init__(self, model, tokenizer, *, dtype="float32"):
         if tokenizer.mask_token_id is None:
             raise LexprobeError("the tokenizer has no mask token: not a masked language model")
-        super().__init__(model, tokenizer)
+        super().__init__(model, tokenizer, dtype=dtype)
 
     @classmethod
-    def load(cls, name: str) -> "MaskedLM":
-        from ..sources.models import load_masked_lm, load_tokenizer
+    def load(cls, name: str, *, device="auto", dtype="float32") -> "MaskedLM":
+        from ..sources.models import load_masked_lm, load_tokenizer, resolve_dtype
 
-        return cls(load_masked_lm(name), load_tokenizer(name))
+        resolve_dtype(dtype)  # a bad dtype fails before the model loads
+        return cls(load_masked_lm(name, device=device), load_tokenizer(name), dtype=dtype)
 
     def whole_words(self) -> dict[str, int]:
         """word -> token id for the vocabulary's whole-word tokens (the candidate targets T)."""
@@ -169,20 +183,21 @@ class CausalLM(_LogitsAt):
 
     kind = "causal"
 
-    def __init__(self, model, tokenizer):
+    def __init__(self, model, tokenizer, *, dtype="float32"):
         from ..sources.models import document_start_id
 
-        super().__init__(model, tokenizer)
+        super().__init__(model, tokenizer, dtype=dtype)
         self._vocab: dict[str, int] | None = None
         self._words: dict[int, str] | None = None
         self.start_id = document_start_id(tokenizer)  # once: it reads the whole vocabulary (26 ms for SmolLM2)
         self._special = set(tokenizer.all_special_ids)
 
     @classmethod
-    def load(cls, name: str) -> "CausalLM":
-        from ..sources.models import load_causal_lm, load_tokenizer
+    def load(cls, name: str, *, device="auto", dtype="float32") -> "CausalLM":
+        from ..sources.models import load_causal_lm, load_tokenizer, resolve_dtype
 
-        return cls(load_causal_lm(name), load_tokenizer(name))
+        resolve_dtype(dtype)
+        return cls(load_causal_lm(name, device=device), load_tokenizer(name), dtype=dtype)
 
     def whole_words(self) -> dict[str, int]:
         """word -> token id for the targets a causal model can rank: :func:`blank_vocabulary`."""
@@ -240,9 +255,9 @@ class CausalLM(_LogitsAt):
             slots = [(b, j, i) for b, t in enumerate(batch) for j, i in enumerate(t.vector) if i >= 0]
             if slots:
                 with torch.inference_mode():
-                    embeds = self.model.get_input_embeddings()(ids).clone()
+                    embeds = self.model.get_input_embeddings()(ids.to(self.device)).clone()
                     b, j, i = map(list, zip(*slots))
-                    embeds[b, j] = torch.as_tensor(np.asarray(vectors)[i], dtype=dtype)
+                    embeds[b, j] = torch.as_tensor(np.asarray(vectors)[i], dtype=dtype, device=self.device)
             rows = torch.tensor([b for b, t in enumerate(batch) for _ in t.ends])
             ends = torch.tensor([e for t in batch for e in t.ends])
             yield ([i for t in batch for i in t.queries],
@@ -267,12 +282,12 @@ class CausalLM(_LogitsAt):
         return out
 
 
-def load_lm(name: str) -> LanguageModel:
+def load_lm(name: str, *, device="auto", dtype="float32") -> LanguageModel:
     """The model ``name`` as a :class:`MaskedLM` or, when its checkpoint is a causal LM (e.g. ``smollm2``), as a
-    :class:`CausalLM` (the probing code takes either)."""
+    :class:`CausalLM` (the probing code takes either), on ``device`` with inference in ``dtype``."""
     from ..sources.models import model_kind
 
-    return (CausalLM if model_kind(name) == "causal" else MaskedLM).load(name)
+    return (CausalLM if model_kind(name) == "causal" else MaskedLM).load(name, device=device, dtype=dtype)
 
 
 # ------------------------------------------------------------------------------------------ target vocabulary

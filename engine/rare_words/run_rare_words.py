@@ -36,18 +36,18 @@ def run_ota_recovery(model: str, out: str | Path, *, n_words: int, iterations: i
                      contexts: Sequence[str] = ("static", "random"), inits: Sequence[str] = ("zeros",),
                      lrs: Sequence[float] = (1e-3,), every: int = 50, layers="all",
                      patience: int = OTA_DEFAULTS["patience"], tol: float = OTA_DEFAULTS["tol"],
-                     batch_size: int = 256, seed: int = 0, threads: int | None = None) -> dict:
-    """The single-token recovery check (:func:`lexprobe.rare_words.ota_recovery.run_recovery`) of ``model`` written
-    into ``out``: ``curve`` and ``summary`` tables (Parquet + markdown), ``words.json`` and ``recovery.png`` (one
-    curve per setting, named by its context variant alone when only one init and rate ran). Returns the
-    recovery's result plus ``png`` (the plot's path)."""
+                     batch_size: int = 256, seed: int = 0, threads: int | None = None, device="auto") -> dict:
+    """The single-token recovery check (:func:`lexprobe.rare_words.ota_recovery.run_recovery`) of ``model`` on
+    ``device`` (float32, as OTA always runs) written into ``out``: ``curve`` and ``summary`` tables (Parquet +
+    markdown), ``words.json`` and ``recovery.png`` (one curve per setting, named by its context variant alone when
+    only one init and rate ran). Returns the recovery's result plus ``png`` (the plot's path)."""
     from .ota_recovery import run_recovery
     from ..sources.models import load_encoder, load_tokenizer
 
     bad = [c for c in contexts if c not in ("static", "random")] + [i for i in inits if i not in ("zeros", "mean")]
     if bad:
         raise LexprobeError(f"unknown context variant or init: {', '.join(bad)}")
-    tokenizer, encoder = load_tokenizer(model), load_encoder(model)
+    tokenizer, encoder = load_tokenizer(model), load_encoder(model, device=device)
     with torch_threads(threads):
         res = run_recovery(encoder, tokenizer, n_words=n_words, iterations=iterations, contexts=contexts,
                            inits=inits, lrs=lrs, every=every, layers=layers, seed=seed, batch_size=batch_size,
@@ -78,7 +78,8 @@ def ota_stage(run_dir: RunDir, settings) -> Section:
 
     n_words, iterations = (8, 200) if settings.quick else (16, 600)
     res = run_ota_recovery("minilm", run_dir.path, n_words=n_words, iterations=iterations,
-                           contexts=("static", "random"), every=50, seed=settings.seed, threads=1)
+                           contexts=("static", "random"), every=50, seed=settings.seed, threads=1,
+                           device=settings.device)
     section = Section("ota", OTA_TITLE, "rare-words")
     section.findings.append(ota_recovery(res["summary"], section=section.key))
     section.tables.append(Table(
@@ -122,11 +123,12 @@ def write_dataset(entries: Sequence[Entry], out: str | Path) -> dict[str, Path]:
 def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[str] = ("original",),
                  split: str = "all", relations: Sequence[str] = (), limit: int | None = None, cutoff: int = 100,
                  batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0,
-                 threads: int | None = None) -> dict:
-    """Probe a WNLaMPro file with ``model`` (:func:`lexprobe.rare_words.probing.probe_tables`) and write the run
-    folder ``out``: ``entries.parquet`` (one row per strategy and entry), ``by_bucket`` and ``overall`` (long),
-    ``table.md`` (strategies side by side), ``figure2.png``, ``summary.json``. Returns the tables, the summary
-    and the side-by-side table as ``markdown``."""
+                 threads: int | None = None, device="auto", dtype="float32") -> dict:
+    """Probe a WNLaMPro file with ``model`` on ``device``, inference in ``dtype`` (OTA in float32)
+    (:func:`lexprobe.rare_words.probing.probe_tables`) and write the run folder ``out``: ``entries.parquet`` (one
+    row per strategy and entry), ``by_bucket`` and ``overall`` (long), ``table.md`` (strategies side by side),
+    ``figure2.png``, ``summary.json``. Returns the tables, the summary and the side-by-side table as
+    ``markdown``."""
     from .language_models import load_lm
     from .probing import population_of, probe_tables, select
     from ..sources.datasets.wnlampro import read_dataset
@@ -136,11 +138,12 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
     if not entries:
         raise LexprobeError(f"{dataset}: no entries for split {split!r} and relations {list(relations) or 'all'}")
     with torch_threads(threads):
-        result = probe_tables(entries, load_lm(model), strategies=strategies, cutoff=cutoff,
-                              batch_size=batch_size, ota_iterations=ota_iterations, seed=seed,
+        result = probe_tables(entries, load_lm(model, device=device, dtype=dtype), strategies=strategies,
+                              cutoff=cutoff, batch_size=batch_size, ota_iterations=ota_iterations, seed=seed,
                               population=population_of(every) if limit is not None else None)
     summary, overall = result["summary"], result["overall"]
-    summary.update({"model": model, "dataset": str(dataset), "split": split, "limit": limit, "seed": seed})
+    summary.update({"model": model, "dataset": str(dataset), "split": split, "limit": limit, "seed": seed,
+                    **({"dtype": dtype} if dtype != "float32" else {})})
     markdown = markdown_table(result["wide"])
     run = RunDir(out)
     run.write_table("entries", result["rows"], markdown=False)
@@ -178,7 +181,8 @@ def _stage_model(run_dir: RunDir, settings, model: str) -> dict:
     entries = build_wnlampro(model, seed=settings.seed, home=settings.home)
     dataset = write_dataset(entries, folder / "dataset")["jsonl"]
     result = run_wnlampro(model, dataset, folder, strategies=STAGE_STRATEGIES, limit=limit,
-                          ota_iterations=ota_iterations, seed=settings.seed, threads=1)
+                          ota_iterations=ota_iterations, seed=settings.seed, threads=1, device=settings.device,
+                          dtype=settings.dtype)
     overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result["overall"]}
     mrr = lambda s, b: overall.get((s, b), float("nan"))  # noqa: E731
     best = max(("first", "last", "avg"), key=lambda s: mrr(s, "all"))

@@ -71,10 +71,11 @@ def _slug(text: str) -> str:
 
 
 def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] | None, pooling: str,
-                    max_sentences: int | None, build=None) -> tuple[str, bool]:
-    """The name of a token index of ``spec`` made with these settings: an existing one whose manifest says so
-    (the same corpus: the same SHA-256 of its files, recorded at build time), else a new one built now (by
-    ``build``, default :func:`build_token_index`). Returns (name, built)."""
+                    max_sentences: int | None, build=None, *, device="auto", dtype="float32") -> tuple[str, bool]:
+    """The name of a token index of ``spec`` made with these settings (``dtype`` among them; the ``device`` a new
+    build runs on is not one): an existing one whose manifest says so (the same corpus: the same SHA-256 of its
+    files, recorded at build time), else a new one built now (by ``build``, default :func:`build_token_index`).
+    Returns (name, built)."""
     from ..sources.datasets.corpora import parse_spec, provenance
     from ..core.store import list_indexes, read_manifest
     from ..kinds.tokens import KIND, build_token_index
@@ -100,34 +101,40 @@ def token_index_for(home: Path, spec: str, model: str, layers: tuple[int, ...] |
         n_states = int(m.get("num_layers", 0)) + 1
         asked = sorted({l % n_states for l in layers}) if layers else [n_states - 1]
         if (same_corpus and m.get("model") == model and m.get("layers") == asked and m.get("pooling") == pooling
-                and m.get("max_sentences") == max_sentences):
+                and m.get("max_sentences") == max_sentences and m.get("dtype", "float32") == dtype):
             return path.name, False
     kind, corpus_path = parse_spec(spec)
     stem = corpus_path.name.replace(".data.xml", "")
     layer_part = "-".join(str(l) for l in layers) if layers else "last"
     base = _slug(f"{stem}-{Path(model).name or model}-l{layer_part}-{pooling}"
-                 + (f"-s{max_sentences}" if max_sentences else ""))[:100]
+                 + (f"-s{max_sentences}" if max_sentences else "") + (f"-{dtype}" if dtype != "float32" else ""))[:100]
     name, n = base, 2
     while (home / name).exists():
         name, n = f"{base}-{n}", n + 1
     (build or build_token_index)(name, model, want, home=home, layers=layers, pooling=pooling,
-                                 max_sentences=max_sentences)
+                                 max_sentences=max_sentences, **({"device": device, "dtype": dtype} if build is None
+                                                                  else {}))
     return name, True
 
 
 def run_senses(home: Path, database_spec: str, queries_spec: str, settings: Sequence[tuple[str, tuple | None]],
-               out: str | Path, options: SenseRunOptions, engine=None) -> dict:
+               out: str | Path, options: SenseRunOptions, engine=None, *, device="auto",
+               dtype="float32") -> dict:
     """Rank Q against D once per (model, layers) in ``settings`` and write the report into ``out``.
 
     The same spec for both (and the same sentence limit) ranks D against itself, leaving each query out.
     Returns the report's summary plus ``runs`` (label -> per-query table) and ``instances`` (the first
     run's (database, queries) :class:`Instances`, for the speed benchmark).
     ``engine`` (:class:`lexprobe.scale.sharded_senses.RayEngine`) builds the token indexes and serves their vectors
-    on Ray instead of this process; the ranking and its numbers are the same.
+    on Ray instead of this process; the ranking and its numbers are the same. ``device`` and ``dtype``: where and
+    in which precision the token indexes are built (:class:`lexprobe.sources.encoder.TokenEncoder`; Ray's
+    encoder actors run on their CPUs in float32).
     """
     from ..kinds.tokens import TokenIndex
 
     options.check()
+    if engine is not None and dtype != "float32":
+        raise LexprobeError(f"--dtype {dtype} needs --engine local (Ray's encoder actors run in float32)")
     same = (_canonical_spec(database_spec) == _canonical_spec(queries_spec)
             and options.database_sentences == options.query_sentences)
     runs, meta_runs, first = {}, {}, None
@@ -135,10 +142,10 @@ def run_senses(home: Path, database_spec: str, queries_spec: str, settings: Sequ
         label = _slug(f"{Path(model).name or model}" + (f"-l{'-'.join(map(str, layers))}" if layers else ""))
         build, open_index = (engine.build, engine.open) if engine else (None, TokenIndex.open)
         d_name, d_built = token_index_for(home, database_spec, model, layers, options.pooling,
-                                          options.database_sentences, build)
+                                          options.database_sentences, build, device=device, dtype=dtype)
         q_name, q_built = (d_name, False) if same else token_index_for(home, queries_spec, model, layers,
                                                                        options.pooling, options.query_sentences,
-                                                                       build)
+                                                                       build, device=device, dtype=dtype)
         d_index = open_index(d_name, home=home)
         database = Instances(d_index.table, d_index.unit)
         if same:
@@ -247,7 +254,8 @@ def senses_stage(run_dir: RunDir, settings) -> Section:
     queries = f"wsd:{Path(settings.data['wsd-eval']) / 'ALL'}"
     options = SenseRunOptions(database_sentences=3000 if quick else None, query_sentences=400 if quick else None,
                               lemma_edges=[100] if quick else list(DEFAULT_LEMMA_EDGES), seed=settings.seed)
-    summary = run_senses(settings.home, database, queries, [("minilm", None)], run_dir.path, options)
+    summary = run_senses(settings.home, database, queries, [("minilm", None)], run_dir.path, options,
+                         device=settings.device, dtype=settings.dtype)
     rows = summary["cells"]
     by_cell = {r["cell"]: r for r in rows if r["queries"]}
     section = Section("senses", TITLE, "senses")

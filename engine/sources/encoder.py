@@ -17,6 +17,9 @@ it holds. How:
   the window that gives it the most context on its tighter side, so every target keeps at least a quarter
   window of context each way where the sentence has it. Only a target longer than a window gets no vector.
   Both are counted (:class:`EncodeStats`) and reported.
+- ``device`` (:func:`lexprobe.sources.models.resolve_device`; default ``auto``: a GPU when torch sees one) holds the
+  model and every tensor of a batch; ``dtype="bfloat16"`` runs the model under bfloat16 autocast
+  (:func:`lexprobe.sources.models.inference_dtype`); vectors come back float32 either way.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import numpy as np
 
 from ..core.cores import usable_cores
 from ..core.errors import LexprobeError
-from .models import DEFAULT_ENCODER, load_encoder, resolve_model
+from .models import DEFAULT_ENCODER, inference_dtype, load_encoder, resolve_device, resolve_dtype, resolve_model
 from ..core.progress import bar
 
 POOLINGS = ("mean", "first", "last")
@@ -123,18 +126,19 @@ class TokenEncoder:
 
     def __init__(self, model: str = DEFAULT_ENCODER, *, layers: Sequence[int] | None = None, pooling: str = "mean",
                  batch_tokens: int = DEFAULT_BATCH_TOKENS, max_batch: int = DEFAULT_MAX_BATCH,
-                 threads: int | None = None):
+                 threads: int | None = None, device="auto", dtype="float32"):
         import torch
 
         if pooling not in POOLINGS:
             raise LexprobeError(f"unknown pooling {pooling!r} (choose from {', '.join(POOLINGS)})")
         if batch_tokens < 1 or max_batch < 1:
             raise LexprobeError("batch sizes must be at least 1")
+        self.device, self.dtype = resolve_device(device), resolve_dtype(dtype)
         torch.set_num_threads(threads or default_threads())
         self.name, self.pooling = model, pooling
         self.batch_tokens, self.max_batch = batch_tokens, max_batch
         self.tokenizer = _load_word_tokenizer(model)
-        self.model = load_encoder(model)
+        self.model = load_encoder(model, device=self.device)
         config = self.model.config
         self.num_layers = int(getattr(config, "num_hidden_layers", 0) or 0)
         self.dim = int(config.hidden_size)
@@ -164,10 +168,15 @@ class TokenEncoder:
         return int(sum(p.numel() for p in self.model.parameters() if id(p) not in skip))
 
     def settings(self) -> dict:
-        """What an index records about how its vectors were made."""
+        """What an index records about how its vectors were made (``dtype`` only when not float32, so that the
+        settings of float32 indexes read as they always did)."""
         return {"model": self.name, "model_path": resolve_model(self.name), "layers": list(self.layers),
                 "pooling": self.pooling, "dim": self.dim, "max_length": self.max_length,
-                "num_layers": self.num_layers}
+                "num_layers": self.num_layers, **({"dtype": self.dtype_name} if self.dtype_name != "float32" else {})}
+
+    @property
+    def dtype_name(self) -> str:
+        return str(self.dtype).removeprefix("torch.")
 
     def tokenize(self, sentences: Sequence[Sequence[str]]) -> tuple[list[list[int]], list[np.ndarray]]:
         """Subword ids and word index per subword (-1 for specials) of each whole sentence (no truncation: long
@@ -274,7 +283,7 @@ class TokenEncoder:
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         layers = list(self.layers)
         progress = bar(total=stats.subword_tokens, desc=desc, unit="tok", unit_scale=True)
-        with torch.inference_mode():
+        with torch.inference_mode(), inference_dtype(self.device, self.dtype):
             for b, members in enumerate(batches):
                 width = int(lengths[members].max())
                 input_ids = np.full((len(members), width), pad_id, dtype=np.int64)
@@ -286,7 +295,8 @@ class TokenEncoder:
                 stats.batches += 1
                 targets = target_order[target_bounds[b]:target_bounds[b + 1]]
                 targets = targets[found[targets]]
-                hidden = self._hidden(torch.from_numpy(input_ids), torch.from_numpy(mask), layers)
+                hidden = self._hidden(torch.from_numpy(input_ids).to(self.device),
+                                      torch.from_numpy(mask).to(self.device), layers)
                 if len(targets):
                     out[targets] = self._pool(hidden, seq_row[t_seq[targets]], tok_lo[targets], tok_hi[targets])
                     ok[targets] = True
@@ -297,11 +307,13 @@ class TokenEncoder:
 
     def _hidden(self, input_ids, mask, layers: list[int]):
         """(B, T, d) hidden states of the chosen layer, or the mean of the chosen layers."""
+        import torch
+
         result = self.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=True)
         states = result.hidden_states
         if len(layers) == 1:
             return states[layers[0]]
-        total = states[layers[0]].clone()
+        total = states[layers[0]].to(torch.float32, copy=True)
         for l in layers[1:]:
             total += states[l]
         return total / len(layers)
@@ -311,18 +323,19 @@ class TokenEncoder:
         import torch
 
         B, T, d = hidden.shape
-        flat = hidden.reshape(B * T, d)
+        flat = hidden.reshape(B * T, d).float()  # bfloat16 states are pooled in float32
+        on = lambda a: torch.from_numpy(a).to(flat.device)  # noqa: E731
         if self.pooling == "first":
-            return flat[torch.from_numpy(rows * T + lo)].float().numpy()
+            return flat[on(rows * T + lo)].cpu().numpy()
         if self.pooling == "last":
-            return flat[torch.from_numpy(rows * T + hi)].float().numpy()
+            return flat[on(rows * T + hi)].cpu().numpy()
         counts = hi - lo + 1
         owner = np.repeat(np.arange(len(rows)), counts)
         offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
         index = np.repeat(rows * T + lo, counts) + offsets
-        summed = torch.zeros((len(rows), d), dtype=flat.dtype)
-        summed.index_add_(0, torch.from_numpy(owner), flat[torch.from_numpy(index)])
-        return (summed / torch.from_numpy(counts).to(flat.dtype)[:, None]).float().numpy()
+        summed = torch.zeros((len(rows), d), dtype=flat.dtype, device=flat.device)
+        summed.index_add_(0, on(owner), flat[on(index)])
+        return (summed / on(counts).to(flat.dtype)[:, None]).cpu().numpy()
 
 
 def _length_batches(lengths: np.ndarray, batch_tokens: int, max_batch: int) -> list[np.ndarray]:

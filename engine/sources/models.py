@@ -6,6 +6,9 @@ transformers reads GGUF (``gguf_file=``) by dequantising every tensor, which tak
 writes the dequantised float32 weights (safetensors), the config and the tokenizer once into
 ``<cache>/models/`` (:func:`lexprobe.sources.wordnet.cache_dir`: ``$LEXPROBE_CACHE`` or ``<home>/.cache``) and every
 later load reads that folder in seconds. Any other ``.gguf`` file given as a model path is cached the same way.
+
+Where and how the torch stages run: :func:`resolve_device` (``--device``: a GPU when torch sees one, else the CPU)
+and :func:`resolve_dtype` with :func:`inference_dtype` (``--dtype``: float32, or bfloat16 autocast for inference).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from ..core.errors import LexprobeError
 from ..core.progress import bar
 
 DEFAULT_ENCODER = "minilm"
+DEVICES = ("auto", "cpu", "cuda", "mps")
+DTYPES = ("float32", "bfloat16")
 DEFAULT_MLM = "splade-tiny"
 DEFAULT_CAUSAL = "smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -125,6 +130,62 @@ def dequantised(gguf: Path, cache: str | os.PathLike | None = None) -> Path:
     return target
 
 
+def resolve_device(device="auto"):
+    """The ``torch.device`` a torch stage runs on: ``cpu``, ``cuda`` (or ``cuda:N``), ``mps``, or ``auto`` (None
+    too): the GPU when torch sees one (CUDA, else Apple's MPS), else the CPU. A device asked for and absent is one
+    clear error, never a silent fall-back to the CPU."""
+    import torch
+
+    if isinstance(device, torch.device):
+        device = str(device)
+    name = "auto" if device is None else str(device).strip().lower()
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("mps" if _mps_available() else "cpu")
+    kind, _, number = name.partition(":")
+    if kind not in DEVICES or (number and (kind != "cuda" or not number.isdigit())):
+        raise LexprobeError(f"--device {device}: not a device (choose from {', '.join(DEVICES)}, or cuda:N)")
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            raise LexprobeError(f"--device {device}: torch sees no CUDA device")
+        if number and int(number) >= torch.cuda.device_count():
+            raise LexprobeError(f"--device {device}: torch sees {torch.cuda.device_count()} CUDA device(s)")
+    if kind == "mps" and not _mps_available():
+        raise LexprobeError(f"--device {device}: torch sees no MPS device")
+    return torch.device(name)
+
+
+def _mps_available() -> bool:
+    import torch
+
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+def resolve_dtype(dtype="float32"):
+    """The ``torch.dtype`` of inference (encoding, probing): ``float32`` (the default; None too) or ``bfloat16``."""
+    import torch
+
+    if isinstance(dtype, torch.dtype):
+        dtype = str(dtype).removeprefix("torch.")
+    name = "float32" if dtype is None else str(dtype)
+    if name not in DTYPES:
+        raise LexprobeError(f"--dtype {dtype}: not an inference dtype (choose from {', '.join(DTYPES)})")
+    return getattr(torch, name)
+
+
+def inference_dtype(device, dtype):
+    """The context inference runs in: nothing for float32; for bfloat16, ``torch.autocast`` on ``device``: matrix
+    products in bfloat16, normalisations, softmax and the returned logits' reductions in float32, the weights
+    kept in float32 (so OTA and training on the same model stay float32: they run outside this context)."""
+    import torch
+
+    if dtype == torch.float32:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)
+
+
 def _load(loader, name: str, what: str):
     """``loader(path)`` with one clear error. Transformers' progress bar and load report stay quiet: lexprobe's
     own bars show the work, and the report's findings either do not matter here (an unused pooler) or are
@@ -152,16 +213,22 @@ def load_tokenizer(name: str):
     return _load(AutoTokenizer.from_pretrained, name, "tokenizer")
 
 
-def load_encoder(name: str):
-    """An ``AutoModel`` in eval mode (the bare encoder: hidden states, input embeddings)."""
+def load_encoder(name: str, *, device=None):
+    """An ``AutoModel`` in eval mode (the bare encoder: hidden states, input embeddings), on ``device``
+    (:func:`resolve_device`; None: the CPU, where transformers loads it)."""
     from transformers import AutoModel
 
     model = _load(AutoModel.from_pretrained, name, "model")
-    return model.eval()
+    return _placed(model.eval(), device)
 
 
-def load_masked_lm(name: str):
-    """An ``AutoModelForMaskedLM`` in eval mode, with a clear error when the model has no MLM head."""
+def _placed(model, device):
+    return model if device is None else model.to(resolve_device(device))
+
+
+def load_masked_lm(name: str, *, device=None):
+    """An ``AutoModelForMaskedLM`` in eval mode on ``device`` (as :func:`load_encoder`), with a clear error when
+    the model has no MLM head."""
     from transformers import AutoModelForMaskedLM
 
     model, info = _load(lambda t: AutoModelForMaskedLM.from_pretrained(t, output_loading_info=True), name,
@@ -170,7 +237,7 @@ def load_masked_lm(name: str):
     if head:  # transformers would fill the head with random weights and probing would rank noise
         raise LexprobeError(f"{name}: not a masked language model: the checkpoint has no masked-LM head "
                             f"(missing {', '.join(head[:3])}{' ...' if len(head) > 3 else ''})")
-    return model.eval()
+    return _placed(model.eval(), device)
 
 
 def document_start_id(tokenizer) -> int | None:
@@ -186,9 +253,10 @@ def document_start_id(tokenizer) -> int | None:
     return eot if eot is not None else tokenizer.bos_token_id
 
 
-def load_causal_lm(name: str):
-    """An ``AutoModelForCausalLM`` in eval mode, with a clear error when the checkpoint is not one (a masked LM
-    or a bare encoder would otherwise get a randomly initialised next-token head)."""
+def load_causal_lm(name: str, *, device=None):
+    """An ``AutoModelForCausalLM`` in eval mode on ``device`` (as :func:`load_encoder`), with a clear error when
+    the checkpoint is not one (a masked LM or a bare encoder would otherwise get a randomly initialised next-token
+    head)."""
     from transformers import AutoModelForCausalLM
 
     model, info = _load(lambda t: AutoModelForCausalLM.from_pretrained(t, output_loading_info=True), name,
@@ -197,7 +265,7 @@ def load_causal_lm(name: str):
     if head:
         raise LexprobeError(f"{name}: not a causal language model: the checkpoint has no next-token head "
                             f"(missing {', '.join(head[:3])}{' ...' if len(head) > 3 else ''})")
-    return model.eval()
+    return _placed(model.eval(), device)
 
 
 def model_kind(name: str) -> str:

@@ -29,13 +29,16 @@ def one_sentence_at_a_time(encoder: TokenEncoder, sentences: Sequence[Sequence[s
     SemCor's do; lexprobe reads longer ones in windows)."""
     import torch
 
+    from ..sources.models import inference_dtype
+
     out = []
     layers = list(encoder.layers)
-    with torch.inference_mode():
+    with torch.inference_mode(), inference_dtype(encoder.device, encoder.dtype):
         for words, targets in zip(sentences, spans):
             enc = encoder.tokenizer(list(words), is_split_into_words=True, truncation=True,
                                     max_length=encoder.max_length, return_tensors="pt")
-            hidden = encoder._hidden(enc["input_ids"], enc["attention_mask"], layers)[0]
+            hidden = encoder._hidden(enc["input_ids"].to(encoder.device), enc["attention_mask"].to(encoder.device),
+                                     layers)[0].float().cpu()
             word_ids = np.array([-1 if w is None else w for w in enc.word_ids()])
             for position, length in targets:
                 idx = np.flatnonzero((word_ids >= position) & (word_ids < position + length))
@@ -61,9 +64,11 @@ def sample_sentences(corpus: Corpus, n: int, seed: int) -> tuple[list[list[str]]
 
 def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str = "mean", batch_tokens: int = 512,
                      threads: int | None = None, n_sentences: int = 400, seed: int = 0,
-                     record_path: str | None = None, build_index: tuple[Path, str] | None = None) -> dict:
+                     record_path: str | None = None, build_index: tuple[Path, str] | None = None,
+                     device="auto", dtype="float32") -> dict:
     corpus = read_corpus(corpus_spec)
-    encoder = TokenEncoder(model, layers=layers, pooling=pooling, batch_tokens=batch_tokens, threads=threads)
+    encoder = TokenEncoder(model, layers=layers, pooling=pooling, batch_tokens=batch_tokens, threads=threads,
+                           device=device, dtype=dtype)
     sentences, spans = sample_sentences(corpus, n_sentences, seed)
     encoder.encode(sentences[:16], spans[:16])  # warm-up
     t_batch, (vectors, ok, stats) = timed(lambda: encoder.encode(sentences, spans))
@@ -80,7 +85,8 @@ def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str 
          "seconds": t_loop, "tokens_per_s": tokens / t_loop, "model_gflops": gf_loop},
         {"method": "numpy float32 matmul 1024^3 (yardstick)", "model_gflops": yardstick},
     ]
-    notes = [f"model {model}: {encoder.parameters:,} non-embedding parameters, layers {list(encoder.layers)}, "
+    notes = [f"model {model} on {encoder.device} ({encoder.dtype_name}): {encoder.parameters:,} non-embedding "
+             f"parameters, layers {list(encoder.layers)}, "
              f"{pooling} pooling; corpus {corpus_spec}, {len(sentences)} sentences sampled with seed {seed}, "
              f"{len(vectors)} targets; padding {stats.padded_tokens / tokens - 1:.1%} of real tokens in "
              f"{stats.batches} batches",
@@ -97,7 +103,7 @@ def run_encode_bench(model: str, corpus_spec: str, *, layers=None, pooling: str 
 
         home, name = build_index
         summary = build_token_index(name, model, corpus_spec, home=home, layers=layers, pooling=pooling,
-                                    batch_tokens=batch_tokens, threads=threads)
+                                    batch_tokens=batch_tokens, threads=threads, device=device, dtype=dtype)
         e = summary["encode"]
         rows.append({"method": f"whole index build of {corpus_spec} (read, encode, shards, FAISS)",
                      "sentences": summary["sentences"], "tokens": e.subword_tokens, "seconds": summary["seconds"],

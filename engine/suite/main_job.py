@@ -33,11 +33,15 @@ StageFn = Callable[[RunDir, "Settings"], Section]
 
 @dataclass
 class Settings:
-    """What every stage gets: the index home, the seed, quick mode and the located datasets."""
+    """What every stage gets: the index home, the seed, quick mode, where the torch stages run (``device``,
+    :func:`lexprobe.sources.models.resolve_device`) and the precision of their inference (``dtype``) and the located
+    datasets."""
 
     home: Path
     seed: int = 0
     quick: bool = False
+    device: str = "auto"
+    dtype: str = "float32"
     data: dict[str, Path] = field(default_factory=dict)        # dataset name -> path its reader takes
     data_info: dict[str, dict] = field(default_factory=dict)   # dataset name -> source, checksum
 
