@@ -18,7 +18,8 @@ from .options import (CORPUS_HELP, INDEX_NAME, K, POSITIVE, SEED, THREADS, devic
 @click.option("--out", type=click.Path(file_okay=False), default="runs/perf", show_default=True,
               help="Run folder: one detailed record per benchmark, perf.parquet/.md and RESULTS.md.")
 @click.option("--only", help="Comma-separated benchmarks to run (neighbors, analogy, offsets, encode, senses, ota, "
-                             "probing, ota-smollm2, probing-smollm2); default all.")
+                             "probing, ota-smollm2, probing-smollm2, bf16-encode, bf16-probing, "
+                             "bf16-probing-smollm2); default all.")
 @click.option("--data", "data_path", type=click.Path(exists=True, file_okay=False),
               help="Folder holding the datasets (default: the data home, then ../shared/data).")
 @click.option("--seed", type=int, default=0, show_default=True)

@@ -25,7 +25,7 @@ class Benchmark:
     baseline: str          # the named baseline it is compared with
     unit: str              # the rate's unit
     floor: float | None    # the issue's floor on the ratio, if any
-    run: Callable[["SuiteRun"], dict]  # returns at least {"speedup": float}
+    run: Callable[["SuiteRun"], dict]  # returns at least {"speedup": float}; "answers": their agreement, if measured
 
 
 @dataclass
@@ -140,6 +140,47 @@ def _probing_causal(ctx: SuiteRun) -> dict:
         record_path=ctx.record_path("probing-smollm2")))
 
 
+def _bf16_encode(ctx: SuiteRun) -> dict:
+    """MiniLM token vectors of SemCor sentences in bfloat16 autocast against float32 (the same encoder settings,
+    sentences and threads): tokens/s ratio and each target's cosine to its float32 vector."""
+    from ..sources.datasets.corpora import read_corpus
+    from .bench_encode import sample_sentences
+    from .torch_compare import compare_encoding
+
+    sentences, spans = sample_sentences(read_corpus(f"wsd:{_need(ctx, 'semcor')}"), 400, ctx.seed)
+    r = compare_encoding("minilm", sentences, spans, {"dtype": "float32"}, {"dtype": "bfloat16"})
+    rows = [{"dtype": d, "seconds": r[f"{w}_seconds"], "tokens_per_s": r["tokens"] / r[f"{w}_seconds"]}
+            for d, w in (("float32", "first"), ("bfloat16", "second"))]
+    record(ctx.record_path("bf16-encode"), "bench perf bf16-encode: MiniLM token vectors, bfloat16 vs float32", rows,
+           notes=[f"{len(sentences)} SemCor sentences (seed {ctx.seed}), {r['targets']} targets, {r['tokens']} "
+                  f"subword tokens; speed ratio **{r['speedup']:.2f}x**",
+                  f"cosine of each target's bfloat16 vector to its float32 vector: min **{r['min_cosine']:.5f}**, "
+                  f"mean {r['mean_cosine']:.6f}"])
+    return {**r, "answers": f"token-vector cosine to float32: min {r['min_cosine']:.5f}, mean {r['mean_cosine']:.6f}"}
+
+
+def _bf16_probing(model: str, ctx: SuiteRun) -> dict:
+    """WNLaMPro probing (keywords as their own tokens) in bfloat16 autocast against float32 on the same sample:
+    sentences/s ratio, top-1 and top-10 agreement of the answers, the MRR difference with its paired interval."""
+    from ..rare_words.probing import select
+    from ..rare_words.wnlampro_build import build_wnlampro
+    from .torch_compare import compare_probing
+
+    entries = select(build_wnlampro(model, seed=ctx.seed, home=ctx.home), limit=25, seed=ctx.seed)
+    r = compare_probing(model, entries, {"dtype": "float32"}, {"dtype": "bfloat16"}, seed=ctx.seed)
+    rows = [{"dtype": d, "seconds": r[f"{w}_seconds"], "sentences_per_s": r["queries"] / r[f"{w}_seconds"],
+             "mrr": r[f"mrr_{w}"]} for d, w in (("float32", "first"), ("bfloat16", "second"))]
+    record(ctx.record_path(f"bf16-probing-{model}"), f"bench perf bf16-probing: {model}, bfloat16 vs float32", rows,
+           notes=[f"WNLaMPro for {model} built from WordNet, 25 entries per relation (seed {ctx.seed}): "
+                  f"{r['entries']} entries, {r['queries']} sentences; speed ratio **{r['speedup']:.2f}x**",
+                  f"same top-1 answer: **{r['top1_agreement']:.1%}** of the sentences; top-10 overlap "
+                  f"**{r['top10_agreement']:.1%}**",
+                  f"MRR bfloat16 - float32: **{r['mrr_difference']:+.4f}** (paired bootstrap 95% interval "
+                  f"{r['mrr_low']:+.4f} to {r['mrr_high']:+.4f})"])
+    return {**r, "answers": f"top-1 {r['top1_agreement']:.1%}, top-10 {r['top10_agreement']:.1%} as float32; MRR "
+                            f"{r['mrr_difference']:+.4f} [{r['mrr_low']:+.4f}, {r['mrr_high']:+.4f}]"}
+
+
 BENCHMARKS = [
     Benchmark("neighbors", "exact top-k kernel, k=10, 400k GloVe", "FAISS IndexFlatIP, one large batch",
               "queries/s", 2.0, _neighbors),
@@ -159,6 +200,12 @@ BENCHMARKS = [
     Benchmark("probing-smollm2", "batched next-token probing on SmolLM2-135M, shared prefixes, last-position logits",
               "one sentence at a time, full-vocabulary logits at every position", "sentences/s", 10.0,
               _probing_causal),
+    Benchmark("bf16-encode", "MiniLM token encoding, bfloat16 autocast", "float32, same sentences", "tokens/s",
+              None, _bf16_encode),
+    Benchmark("bf16-probing", "SPLADE-tiny WNLaMPro probing, bfloat16 autocast", "float32, same sentences",
+              "sentences/s", None, lambda ctx: _bf16_probing("splade-tiny", ctx)),
+    Benchmark("bf16-probing-smollm2", "SmolLM2 WNLaMPro probing, bfloat16 autocast", "float32, same sentences",
+              "sentences/s", None, lambda ctx: _on_one_thread(lambda: _bf16_probing("smollm2", ctx))),
 ]
 
 
@@ -175,9 +222,10 @@ def run_perf(home: Path, out: str | Path, data: dict[str, Path], *, seed: int = 
     for bench in bar(chosen, desc="bench perf", unit="benchmark"):
         echo(f"[{bench.name}] {bench.lexprobe} vs {bench.baseline}")
         t0 = time.perf_counter()
+        answers = ""
         try:
             result = bench.run(ctx)
-            ratio, status = float(result["speedup"]), "ok"
+            ratio, status, answers = float(result["speedup"]), "ok", result.get("answers", "")
             if bench.floor is not None and ratio < bench.floor:
                 status = f"below floor {bench.floor:g}x"
         except LexprobeError as exc:
@@ -185,7 +233,7 @@ def run_perf(home: Path, out: str | Path, data: dict[str, Path], *, seed: int = 
         seconds = time.perf_counter() - t0
         rows.append({"benchmark": bench.name, "lexprobe": bench.lexprobe, "baseline": bench.baseline,
                      "unit": bench.unit, "ratio": ratio, "floor": bench.floor, "status": status,
-                     "seconds": round(seconds, 1), "details": f"{bench.name}.md"})
+                     "seconds": round(seconds, 1), "answers": answers, "details": f"{bench.name}.md"})
         echo(f"[{bench.name}] {ratio:.1f}x ({status}, {seconds:.0f} s)")
     ctx.out.write_table("perf", rows)
     text = record(results_path, "bench perf: every speed benchmark, ratio against its baseline in the same run",
