@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,7 +120,7 @@ def lm_targets(model_name: str, *, home=None, contexts=None, ota_min_contexts: i
     key = hashlib.sha256(json.dumps({"model": resolved, "tokens": len(token_words), "ota": ota_words,
                                      "options": options}, sort_keys=True).encode()).hexdigest()[:16]
     root = models_dir(home, TARGETS_KIND)
-    name = f"{Path(resolved).name[:40] or 'model'}-{key}"
+    name = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model_name.rstrip('/').split('/')[-1]).lstrip('.')[:40] or 'model'}-{key}"
     cached = _read_cached(root / name)
     if cached is not None:
         return cached

@@ -31,13 +31,19 @@ def run_am_bench(*, home=None, targets: str = "glove", corpus: str = "semcor", p
     data = ContextData.from_index(ContextIndex.open(contexts_name, home=home))
     config = preset(preset_name, epochs=1, seed=seed, min_count=min_count)
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # both ways, and so in the record's machine line
     try:
         train(table, data, config, max_batches=2)  # warm-up: torch's optimiser imports, caches
         _, fast = train(table, data, config, max_batches=batches)
         _, slow = train(table, data, config, max_batches=batches, reference=True)
+        return _recorded(fast, slow, built, table, config, record_path,
+                         f"words index {targets} ({len(table.words)} x {table.dim}); contexts: {corpus}"
+                         f"{f' (first {max_sentences} sentences)' if max_sentences else ''}")
     finally:
         torch.set_num_threads(threads)
+
+
+def _recorded(fast, slow, built: dict, table, config, record_path, what: str) -> dict:
     loop_fast = fast.seconds - fast.setup_seconds
     loop_slow = slow.seconds - slow.setup_seconds
     rate_fast, rate_slow = fast.instances[0] / loop_fast, slow.instances[0] / loop_slow
@@ -48,10 +54,9 @@ def run_am_bench(*, home=None, targets: str = "glove", corpus: str = "semcor", p
             {"method": "instance at a time (the authors' batch builder)", "instances": slow.instances[0],
              "setup_s": slow.setup_seconds, "train_s": loop_slow, "train_cpu_s": slow.loop_cpu_seconds,
              "instances_per_s": rate_slow, "mean_loss": slow.losses[0]}]
-    notes = [f"targets: words index {targets} ({len(table.words)} x {table.dim}); contexts: {corpus}"
-             f"{f' (first {max_sentences} sentences)' if max_sentences else ''}: {built['windows']} windows of "
-             f"{built['words']} words; AM preset {preset_name}, batch {config.batch_size}, at most {batches} batches "
-             f"each way, seed {seed}, 1 torch thread; {fast.words} training words (min count {min_count})",
+    notes = [f"targets: {what}: {built['windows']} windows of {built['words']} words; AM preset {config.preset}, "
+             f"batch {config.batch_size}, {-(-fast.instances[0] // config.batch_size)} batches each way, seed "
+             f"{config.seed}, 1 torch thread; {fast.words} training words (min count {config.min_count})",
              f"training speed-up (instances/s over the same batches): **{rate_fast / rate_slow:.1f}x**; "
              f"(CPU time: **{slow.loop_cpu_seconds / max(fast.loop_cpu_seconds, 1e-9):.1f}x**); "
              f"setup (context vectors, n-grams; the baseline also reads its windows as text) "

@@ -146,3 +146,13 @@ def test_language_model_targets_with_ota(am_home, cli, one_torch_thread):
     assert applied.code == 0, applied
     wrong = cli("--home", home, "am", "apply", "lm", "--words", "zzqq", "--into", "g")
     assert wrong.code == 2 and "input embeddings" in wrong.err
+
+
+def test_the_benchmark_compares_the_same_batches(am_home, shared_data, tmp_path):
+    from lexprobe.rare_words.bench_am import run_am_bench
+
+    result = run_am_bench(home=am_home, targets="g", corpus=f"wsd:{shared_data / 'wsd_eval' / 'senseval2'}",
+                          batches=3, record_path=str(tmp_path / "am.md"), contexts_name="bench-ctx")
+    assert result["speedup"] > 0 and result["max_rel_loss_diff"] < 1e-5 and result["tokens_per_s"] > 0
+    text = (tmp_path / "am.md").read_text()
+    assert "instance at a time (the authors' batch builder)" in text and "3 batches each way" in text
