@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..serve import IDLE_TIMEOUT
+from ..sources.models import DEFAULT_MLM
 from .root import Context, cli
 
 
@@ -15,18 +17,29 @@ from .root import Context, cli
               help="Port (0: any free one).")
 @click.option("--threads", type=click.IntRange(1, 64), default=8, show_default=True,
               help="Requests answered at the same time.")
+@click.option("--model", "models", multiple=True, default=(DEFAULT_MLM,), show_default=True,
+              help="A masked LM /api/probe may run (repeat for more), loaded before the server answers; a request "
+                   "naming any other model gets a 400. Nothing is converted or downloaded while serving.")
+@click.option("--allow-host", "allow_hosts", multiple=True,
+              help="Another name clients may use in the Host header (e.g. this machine's name with --host "
+                   "0.0.0.0); by default only 127.0.0.1, localhost, [::1] and --host, with the port.")
+@click.option("--idle-timeout", type=click.IntRange(1, 3600), default=IDLE_TIMEOUT, show_default=True,
+              help="Seconds after which an idle connection is closed.")
 @click.pass_obj
-def serve(obj: Context, host: str, port: int, threads: int) -> None:
+def serve(obj: Context, host: str, port: int, threads: int, models: tuple[str, ...], allow_hosts: tuple[str, ...],
+          idle_timeout: int) -> None:
     """A web page to explore the indexes of the home: neighbours, analogies, relation offsets (OCS, PCS and a
-    scatter), sense rankings and masked-LM probes, with a JSON API under /api/. Read-only; models are loaded
-    once; an index is reopened when a writer (e.g. ``ota --into``) commits a new version."""
+    scatter), sense rankings and masked-LM probes, with a JSON API under /api/. Read-only: it writes nothing, and
+    answers only requests addressed to it (its Host); the --model list is loaded at start; an index is reopened
+    when a writer (e.g. ``ota --into``) commits a new version."""
     from ..serve.app import LOOPBACK, make_server
 
     if host not in LOOPBACK:
         click.echo(f"note: listening on {host}: anyone who can reach it can read every index of {obj.home}", err=True)
-    server = make_server(obj.home, host, port, threads=threads)
-    click.echo(f"serving the indexes of {obj.home} at http://{host}:{server.effective_port}/ (Ctrl-C stops)")
+    server = make_server(obj.home, host, port, threads=threads, models=models, allow_hosts=allow_hosts,
+                         idle_timeout=idle_timeout, preload=True)
     try:
+        click.echo(f"serving the indexes of {obj.home} at http://{host}:{server.effective_port}/ (Ctrl-C stops)")
         server.run()  # until Ctrl-C, which waitress catches: it finishes the requests being answered
     finally:
         server.close()

@@ -5,3 +5,5 @@ models, loaded once); :mod:`.api` answers each endpoint from query parameters wi
 the Flask application and the waitress server around them; :mod:`.load` is a bounded load test over HTTP.
 The page itself is ``static/`` (plain HTML, CSS and JavaScript: no build step, nothing fetched from outside).
 """
+
+IDLE_TIMEOUT = 10  # seconds a connection may stay idle before the server closes it

@@ -4,14 +4,20 @@ Rows carry the CLI's field names (``query neighbors``: query, rank, word, score;
 rank, word, score; ``query offsets``: relation, n_pairs, ocs, pcs; ``query senses``: rank, score, sense, lemma, pos,
 sentence, instance_id; ``query probe``: rank, token, probability). Bad input raises :class:`BadRequest` (HTTP 400),
 something named that does not exist :class:`~.opened.NotFound` (404); the app turns both into ``{"error": ...}``.
-Nothing here writes, and there is no SQL: every answer comes from the library's own queries.
+Nothing here writes, and there is no SQL: every answer comes from the library's own queries. The masked LMs
+``/api/probe`` may run are the ones the server was started with (``models``): a request names one of them or gets
+a 400, so no request loads a model from a path or converts one (a GGUF file is dequantised into the cache on first
+use, a write). No answer holds an absolute path (:func:`public_text`): the client learns names, not the layout of
+the server's disks.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -26,7 +32,7 @@ from ..kinds.words import WordIndex
 from ..sources import datahome
 from ..sources.datasets.analogy_sets import DATASET_KINDS, read_dataset
 from ..sources.datasets.bats import apply_vocab
-from ..sources.models import DEFAULT_MLM
+from ..sources.models import DEFAULT_CAUSAL, DEFAULT_MLM
 from .opened import Models, NotFound, OpenIndexes
 
 MAX_K = 1000          # the most results one request may ask for
@@ -36,6 +42,41 @@ MAX_SHUFFLES = 500
 
 class BadRequest(LexprobeError):
     """A request whose parameters are missing or malformed: HTTP 400."""
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.~/])/(?!/)(?:[^\s'\",;()/]+/)*([^\s'\",;():/]*)")
+
+
+def public_text(text: str, places: Mapping[str, str]) -> str:
+    """``text`` without absolute paths: each folder of ``places`` (path -> what to show instead, "" for nothing)
+    is cut from the paths under it (``<home>/glove/manifest.json`` -> ``glove/manifest.json``), any other path
+    on this machine's disks (its first folder exists) is cut to its last name; URL paths (``/api/sql``) stay."""
+    for place in sorted(places, key=len, reverse=True):
+        shown = places[place]
+        text = text.replace(place.rstrip("/") + "/", f"{shown}/" if shown else "")
+        text = text.replace(place.rstrip("/"), shown or ".")
+
+    def cut(match: re.Match) -> str:
+        first = match.group(0)[1:].split("/", 1)[0]
+        return (match.group(1) or ".") if first and os.path.exists("/" + first) else match.group(0)
+
+    return _ABSOLUTE.sub(cut, text)
+
+
+def served_models(names: Sequence[str]) -> tuple[str, ...]:
+    """The masked LMs a server may run, checked at start: names, not empty; not a GGUF model (a causal LM here,
+    and converted into the cache on first use: a write)."""
+    out = []
+    for name in names:
+        name = name.strip()
+        if not name:
+            raise LexprobeError("--model: an empty model name")
+        if name == DEFAULT_CAUSAL or name.lower().endswith(".gguf"):
+            raise LexprobeError(f"--model {name}: a GGUF causal LM; /api/probe runs masked language models "
+                                f"(e.g. {DEFAULT_MLM})")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------------------ parameters
@@ -88,28 +129,46 @@ def flag(params: Mapping[str, str], name: str) -> bool:
 class Service:
     """The endpoints over one index home, with the indexes and models this process holds."""
 
-    def __init__(self, home, *, data_places=None):
+    def __init__(self, home, *, data_places=None, models: Sequence[str] = (DEFAULT_MLM,)):
         self.indexes = OpenIndexes(home)
         self.models = Models()
+        self.served = served_models(models)
         self.data_places = [Path(p) for p in data_places] if data_places is not None else [
             datahome.data_home(), datahome.shared_data()]
         self._relations: dict[tuple, list] = {}
         self._relations_lock = threading.Lock()
+        places = {str(Path(home)): "", str(Path(home).resolve()): ""}
+        for place in self.data_places:
+            places.update({str(place): "<data>", str(place.resolve()): "<data>"})
+        self.places = {k: v for k, v in places.items() if k not in ("", "/", ".")}
+
+    def public(self, text: str) -> str:
+        """``text`` as a client may see it: no absolute path (:func:`public_text`)."""
+        return public_text(text, self.places)
+
+    def preload(self) -> None:
+        """Load every served model now (``lexprobe serve`` does, before it answers): a model that cannot be loaded
+        stops the start with one line, and the first probe is as fast as the others."""
+        for name in self.served:
+            self._masked_lm(name)
+
+    def _masked_lm(self, name: str):
+        return self.models.get(("mlm", name), lambda: MaskedLM.load(name))
 
     # -------------------------------------------------------------------------------------- indexes
 
     def list_indexes(self, params: Mapping[str, str]) -> dict:
-        """``GET /api/indexes``: name, kind, count, dim, source, created of every index (``index list``); an index
-        that cannot be read is listed with its ``error``."""
+        """``GET /api/indexes``: name, kind, count, dim, source (a path cut to its file name), created of every
+        index (``index list``); an index that cannot be read is listed with its ``error``."""
         rows = []
         for name in self.indexes.names():
             try:
                 m = Store.open(self.indexes.home / name, verify=False).manifest
                 rows.append({"name": name, "kind": m["kind"], "count": m["count"], "dim": m["dim"],
-                             "source": m["source"], "created": m["created"]})
-            except LexprobeError as exc:
-                rows.append({"name": name, "kind": None, "error": str(exc)})
-        return {"home": str(self.indexes.home), "indexes": rows}
+                             "source": self.public(m["source"]), "created": m["created"]})
+            except (LexprobeError, OSError, KeyError, TypeError, ValueError) as exc:  # one bad index hides none
+                rows.append({"name": name, "kind": None, "error": self.public(str(exc) or type(exc).__name__)})
+        return {"indexes": rows}
 
     def _words(self, params: Mapping[str, str]) -> WordIndex:
         return self.indexes.get(text(params, "index"), WordIndex)
@@ -153,8 +212,7 @@ class Service:
         if hit is None:
             packaged = datahome.packaged_copy(name)
             if packaged is None:
-                raise NotFound(f"dataset {name!r} is not in {', '.join(map(str, self.data_places))}: "
-                               f"{datahome.fetch_hint(name)}")
+                raise NotFound(f"dataset {name!r} is not on this server: {datahome.fetch_hint(name)}")
             return f"{name}:{packaged[0]}"
         return f"{name}:{hit[0]}"
 
@@ -237,11 +295,18 @@ class Service:
     # ----------------------------------------------------------------------------------------- probe
 
     def probe(self, params: Mapping[str, str]) -> dict:
-        """``GET /api/probe?model=&text=&k=``: the masked LM's top-k tokens for the one blank ``___`` of the text."""
-        model = text(params, "model", default=DEFAULT_MLM)
+        """``GET /api/probe?model=&text=&k=``: the masked LM's top-k tokens for the one blank ``___`` of the text;
+        ``model`` is one of the served models (default: the first)."""
+        if not self.served:
+            raise BadRequest("no model is served here: start the server with --model NAME (e.g. "
+                             f"--model {DEFAULT_MLM})")
+        model = text(params, "model", default=self.served[0])
+        if model not in self.served:
+            raise BadRequest(f"model {model[:80]!r} is not served here (served: {', '.join(self.served)}); start "
+                             f"the server with --model {model[:80]} to serve it")
         sentence = text(params, "text", limit=MAX_TEXT)
         k = integer(params, "k", 10, 1, MAX_K)
-        lm, lock = self.models.get(("mlm", model), lambda: MaskedLM.load(model))
+        lm, lock = self._masked_lm(model)
         with lock:
             rows = top_predictions(lm, sentence, min(k, lm.vocab_size))
         return {"model": model, "text": sentence, "k": k, "rows": rows}

@@ -2,9 +2,15 @@
 
 Flask gives the routing, the JSON responses and an in-process test client; waitress is a pure-Python,
 multi-threaded WSGI server, so the endpoints (synchronous numpy, FAISS and torch calls that release the GIL) run
-side by side. Every ``/api/`` answer is JSON: a result, or ``{"error": "one clear message"}`` with status 400 (bad
-input), 404 (no such index, word, dataset, relation or endpoint), 405 (not a GET) or 500 (an index that fails its
-checks, or a bug; the traceback goes to the server's log, never to the client).
+side by side. Every answer that is not the page is JSON: a result, or ``{"error": "one clear message"}`` with
+status 400 (bad input, or a Host that is not the server's), 404 (no such index, word, dataset, relation or
+endpoint), 405 (not a GET) or 500 (an index that fails its checks, or a bug; the traceback goes to the server's
+log, never to the client). No message holds an absolute path.
+
+The server answers only requests addressed to it: the ``Host`` header must name it (``127.0.0.1``,
+``localhost``, ``[::1]``, the ``--host`` it listens on, or an ``--allow-host`` name) with its port. A web page on
+another site whose name an attacker points at 127.0.0.1 (DNS rebinding) sends its own name, and is refused.
+Connections idle for ``idle_timeout`` seconds are closed, so idle clients cannot hold every connection.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from flask import Flask, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
 from ..core.errors import CorruptIndexError, LexprobeError
+from . import IDLE_TIMEOUT
 from .api import Service
 from .opened import NotFound
 
@@ -36,13 +43,51 @@ _ROUTES = {
 }
 
 
-def create_app(home, *, data_places=None) -> Flask:
+def host_names(host: str = "127.0.0.1", allow: tuple[str, ...] = ()) -> set[str]:
+    """The names a ``Host`` header may give for a server listening on ``host`` (IPv6 addresses bracketed)."""
+    names = set()
+    for name in (*LOOPBACK, host, *allow):
+        name = name.strip().lower()
+        if name:
+            names.add(f"[{name}]" if ":" in name and not name.startswith("[") else name)
+    return names
+
+
+def _host_ok(header: str, names: set[str], port: int | None) -> bool:
+    """Whether a ``Host`` header names this server: one of ``names``, with ``port`` (None: any port, for the
+    in-process client; the default port of HTTP may be left out)."""
+    header = header.strip().lower()
+    name, sep, given = header.rpartition(":") if not header.endswith("]") else (header, "", "")
+    if not sep:
+        name, given = header, ""
+    if name not in names:
+        return False
+    if port is None:
+        return not given or given.isdigit()
+    return given == str(port) or (not given and port == 80)
+
+
+def create_app(home, *, data_places=None, models=None, hosts: set[str] | None = None, port: int | None = None) \
+        -> Flask:
     """The application over the indexes under ``home`` (read-only); ``data_places``: where datasets are looked
-    for (default: the data home, then ``../shared/data``)."""
-    service = Service(home, data_places=data_places)
+    for (default: the data home, then ``../shared/data``); ``models``: the masked LMs ``/api/probe`` may run
+    (default: the default one); ``hosts``/``port``: what a request's ``Host`` must name (default: the loopback
+    names, any port; :func:`make_server` sets its own)."""
+    service = Service(home, data_places=data_places, **({} if models is None else {"models": models}))
     app = Flask(__name__, static_folder=str(STATIC), static_url_path="/static")
     app.json.sort_keys = False
     app.config["lexprobe.service"] = service
+    app.config["lexprobe.hosts"] = (host_names() if hosts is None else hosts, port)
+
+    @app.before_request
+    def own_host_only():
+        names, own_port = app.config["lexprobe.hosts"]
+        header = request.headers.get("Host", "")
+        if not _host_ok(header, names, own_port):
+            where = f"{sorted(names)[0]}:{own_port}" if own_port else sorted(names)[0]
+            return jsonify(error=f"this server answers requests for its own address only (Host "
+                                 f"{_one_line(header)[:80]!r} is not it; use http://{where}/)"), 400
+        return None
 
     @app.get("/")
     def page():
@@ -63,13 +108,11 @@ def create_app(home, *, data_places=None) -> Flask:
             status = 500
         else:  # BadRequest, and the library's own checks of what the request named (a bad name, an empty blank)
             status = 400
-        return jsonify(error=_one_line(str(exc))), status
+        return jsonify(error=service.public(_one_line(str(exc)))), status
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
-        if not request.path.startswith("/api/"):
-            return exc
-        return jsonify(error=f"{exc.code} {exc.name}: {request.method} {request.path}"), exc.code
+        return jsonify(error=f"{exc.code} {exc.name}: {request.method} {_one_line(request.path)[:200]}"), exc.code
 
     @app.errorhandler(Exception)
     def internal_error(exc: Exception):
@@ -83,18 +126,32 @@ def _one_line(message: str) -> str:
     return " ".join(message.split())
 
 
-def make_server(home, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, threads: int = 8, data_places=None):
-    """A waitress server (not yet running) over ``home``; port 0 picks a free one (``server.effective_port``)."""
+def make_server(home, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, threads: int = 8, data_places=None,
+                models=None, allow_hosts: tuple[str, ...] = (), idle_timeout: int = IDLE_TIMEOUT,
+                preload: bool = False):
+    """A waitress server (not yet running) over ``home``; port 0 picks a free one (``server.effective_port``).
+    It answers requests whose ``Host`` names it (:func:`host_names`, ``allow_hosts`` added) with its port, and
+    closes connections idle for ``idle_timeout`` seconds; ``preload`` loads the served models first
+    (:meth:`~.api.Service.preload`)."""
     from waitress.server import create_server
 
-    app = create_app(home, data_places=data_places)
+    app = create_app(home, data_places=data_places, models=models)
     try:
-        return create_server(app, host=host, port=port, threads=threads, ident="lexprobe",
-                             clear_untrusted_proxy_headers=True)
+        server = create_server(app, host=host, port=port, threads=threads, ident="lexprobe",
+                               clear_untrusted_proxy_headers=True, channel_timeout=idle_timeout,
+                               cleanup_interval=max(1, min(idle_timeout, 30) // 2))
     except ValueError:  # waitress: the host does not resolve
         raise LexprobeError(f"cannot listen on {host}:{port}: not a known host or address") from None
     except OSError as exc:
         raise LexprobeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    app.config["lexprobe.hosts"] = (host_names(host, tuple(allow_hosts)), server.effective_port)
+    if preload:
+        try:
+            app.config["lexprobe.service"].preload()
+        except BaseException:
+            server.close()
+            raise
+    return server
 
 
 class Running:

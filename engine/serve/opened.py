@@ -3,7 +3,9 @@
 An index is opened once and kept; before each use the server looks at its ``manifest.json`` (one ``stat``). A
 writer (``lexprobe ota --into``, ``index words``, ...) commits by swapping in a new folder with a new manifest, so a
 changed inode, size or time means a new version: the index is opened again, and requests already running finish on
-the version they started with (the store holds its files open, see :mod:`lexprobe.core.store`). Nothing here writes.
+the version they started with (the store holds its files open, see :mod:`lexprobe.core.store`). Nothing here writes:
+an index a crashed writer left set aside is not put back (that takes the writer's lock, a file in the home); the
+next command that writes or opens it outside the server does it.
 
 Models are loaded once per process and name, and each is used by one request at a time (a lock per model): a
 tokenizer is not safe to share between threads, and on a CPU two forward passes at once are no faster than two
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import LexprobeError
-from ..core.store import MANIFEST, check_name, list_indexes
+from ..core.store import MANIFEST, SHARD_DIR, Store, check_name
 
 
 class NotFound(LexprobeError):
@@ -52,7 +54,13 @@ class OpenIndexes:
         self.opens = 0  # how many times an index was (re)opened: the tests watch it
 
     def names(self) -> list[str]:
-        return [p.name for p in list_indexes(self.home)]
+        """The index folders of the home (with a manifest, or shards that lost it), read without writing."""
+        try:
+            entries = sorted(os.scandir(self.home), key=lambda e: e.name)
+        except OSError:
+            return []
+        return [e.name for e in entries if not e.name.startswith(".") and e.is_dir()
+                and (os.path.exists(os.path.join(e.path, MANIFEST)) or os.path.isdir(os.path.join(e.path, SHARD_DIR)))]
 
     def get(self, name: str, view_class) -> Any:
         """The open view (``WordIndex``, ``TokenIndex``, ...) of index ``name`` at its current version."""
@@ -73,7 +81,10 @@ class OpenIndexes:
         with lock:  # one open per index at a time; the others wait for it and reuse it
             entry = self._entries.get(name)
             if entry is None or entry.stamp != stamp or not isinstance(entry.view, view_class):
-                view = view_class.open(name, home=self.home)
+                store = Store.open(self.home / name)
+                if store.kind != view_class.kind:
+                    raise LexprobeError(f"index {name!r} is a {store.kind} index, not a {view_class.kind} index")
+                view = view_class._from_store(store)
                 self.opens += 1
                 entry = self._entries[name] = _Entry(stamp, view)
             return entry.view
