@@ -48,7 +48,7 @@ _EXPORTS = {
     # rare words: Attentive Mimicking (issue 26) trained, opened, inserted into a words index
     "train_am": ("rare_words.am_store", "train_am"),
     "AMModel": ("rare_words.mimicking", "AMModel"),
-    "insert_am": ("rare_words.am_store", "insert_am"),
+    "insert_am": ("rare_words.inserted_vectors", "insert_am"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -102,7 +102,7 @@ def am_train(obj: Context, targets, model, contexts, name, preset_name, attentio
 def am_apply(obj: Context, name, word_args, into, contexts, max_contexts, replace, fmt) -> None:
     """Infer WORDS with AM model NAME and insert them into a words index (origin 'am')."""
     from ..core.formatting import render
-    from ..rare_words.am_store import insert_am
+    from ..rare_words.inserted_vectors import insert_am
     from .insert import read_words
 
     s = insert_am(name, read_words(word_args), into=into, home=obj.home, contexts=contexts,

@@ -289,7 +289,15 @@ def run_senses(obj: Context, database_spec, queries_spec, models, layer_list, po
               help="A folder from 'data build-wnlampro', its wnlampro.jsonl, or the authors' WNLaMPro.txt.")
 @click.option("--strategies", default="original", show_default=True,
               help="Comma-separated keyword strategies: original (subword tokens), ota (one-token approximation), "
-                   "first, last, avg (of the subword embeddings).")
+                   "first, last, avg (of the subword embeddings), am, am-context (Attentive Mimicking vectors of "
+                   "--am, --am-context).")
+@click.option("--am", "am_model", help="AM model (lexprobe am train, preset am) for the am strategy.")
+@click.option("--am-context", "am_context_model", help="AM model (preset am-context) for the am-context strategy.")
+@click.option("--am-max-contexts", type=POSITIVE, help="Contexts an AM keyword reads at most (default: all its "
+                                                        "windows in the model's contexts index).")
+@click.option("--replace-policy", type=click.Choice(["multi", "all"]),
+              help="Keywords a strategy replaces: multi-token ones (multi) or every one (all). Default: all for am "
+                   "strategies (the authors' evaluation), multi for the others (the paper's).")
 @click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True,
               help="Which entries to probe (the paper's Figure 2 uses dev+test).")
 @click.option("--relations", default="", help="Comma-separated relations to keep (default: all).")
@@ -303,16 +311,21 @@ def run_senses(obj: Context, database_spec, queries_spec, models, layer_list, po
 @device_options
 @click.pass_obj
 def run_wnlampro(obj: Context, model, dataset, strategies, split, relations, limit, cutoff, batch_size,
-                 ota_iterations, seed, out, threads, device, dtype) -> None:
+                 ota_iterations, seed, out, threads, device, dtype, am_model, am_context_model, am_max_contexts,
+                 replace_policy) -> None:
     """MRR, P@3 and P@10 per relation and frequency bucket for each keyword strategy, beside a random ranking."""
     from ..rare_words import run_rare_words
+    from ..rare_words.am_store import am_providers
 
     names = [s.strip() for s in strategies.split(",") if s.strip()]
+    providers = am_providers({"am": am_model, "am-context": am_context_model},
+                             [n for n in names if n in ("am", "am-context")], model=model, home=obj.home,
+                             max_contexts=am_max_contexts)
     rels = [r.strip() for r in relations.split(",") if r.strip()]
     result = run_rare_words.run_wnlampro(model, dataset, out, strategies=names, split=split, relations=rels,
                                          limit=limit, cutoff=cutoff, batch_size=batch_size,
                                          ota_iterations=ota_iterations, seed=seed, threads=threads, device=device,
-                                         dtype=dtype)
+                                         dtype=dtype, providers=providers, policy=replace_policy)
     click.echo(result["markdown"])
     click.echo(f"skipped: {result['summary']['skipped']}; run folder: {out}")
 

@@ -8,9 +8,8 @@ index (name, content digest, corpora), the held-out words' digest and the traini
 :func:`train_am` reuses the model when all of these match, and refuses other settings under the same name
 unless ``replace``.
 
-:func:`insert_am` adds AM vectors to a words index as new entries (origin ``am``), the model, its target table
-and the contexts' corpora named in the index's history, through :func:`lexprobe.kinds.words.insert_words` (a new
-shard and a FAISS add, atomic), so neighbours, analogies and SQL see them like any word.
+:class:`AMVectors` gives a model's vectors to WNLaMPro's AM strategies; :func:`lexprobe.rare_words.
+inserted_vectors.insert_am` adds them to a words index as entries.
 """
 
 from __future__ import annotations
@@ -40,7 +39,8 @@ def _words_digest(words: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sorted(set(words))).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _contexts_identity(index) -> dict:
+def contexts_identity(index) -> dict:
+    """What names a contexts index in a model's or an index's provenance: name, content digest, corpora, window, cap."""
     return {"name": index.name, "digest": shards_digest(index.store.manifest),
             "corpora": [c.get("corpus") for c in index.settings.get("corpora", [])],
             "window": index.settings.get("window"), "cap": index.settings.get("cap")}
@@ -90,7 +90,7 @@ def train_am(name: str, *, contexts: str, targets: str | None = None, model: str
                            ota_max_words=ota_max_words, ota_options=ota_options)
     wanted = {"config": config.as_dict(), "targets": {**table.provenance, "checksum": table.checksum,
                                                       "words": len(table.words), "dim": table.dim},
-              "contexts": _contexts_identity(index),
+              "contexts": contexts_identity(index),
               "held_out": {"words": len(set(held_out)), "sha256": _words_digest(held_out)}}
     existing = _read_manifest(name, home=home)
     if existing is not None:
@@ -114,41 +114,53 @@ def _summary(meta: dict) -> dict:
             "losses": log["losses"], "seconds": round(log["seconds"], 2)}
 
 
+def am_providers(names: dict[str, str | None], strategies, *, model: str, home=None,
+                 max_contexts: int | None = None) -> dict[str, AMVectors]:
+    """An :class:`AMVectors` for each AM strategy in ``strategies`` from ``names`` (strategy -> AM model name),
+    each checked to mimic ``model``'s input embeddings; a strategy without a model is a clear error."""
+    out = {}
+    for strategy in strategies:
+        if not names.get(strategy):
+            raise LexprobeError(f"strategy {strategy} needs an AM model: --{strategy} NAME (lexprobe am train)")
+        out[strategy] = AMVectors(names[strategy], home=home, max_contexts=max_contexts)
+        out[strategy].check_model(model)
+    return out
+
+
 def context_windows(index, words: Sequence[str], max_contexts: int | None = None) -> list[list[list[str]]]:
     """Each word's windows in a contexts index (its first ``max_contexts``: a seeded uniform sample)."""
     return [index.windows(w, max_contexts) for w in words]
 
 
-def insert_am(name: str, words: Sequence[str], *, into: str, home=None, contexts: str | None = None,
-              max_contexts: int | None = None, replace: bool = False) -> dict:
-    """Infer ``words`` with AM model ``name`` from their form and their windows in ``contexts`` (default: the
-    contexts index the model was trained on; at most ``max_contexts`` a word) and add them to the words index
-    ``into`` (origin ``am``). The index must hold the model's embedding space. Returns a summary, with each
-    word's number of contexts and gate."""
-    from ..kinds.contexts import ContextIndex
-    from ..kinds.words import WordIndex, insert_words
+class AMVectors:
+    """A keyword-vector provider for WNLaMPro's AM strategies (:func:`lexprobe.rare_words.probing.probe`'s
+    ``providers``): called with words, the AM model ``name``'s vectors for them from their form and their windows
+    in its contexts index (at most ``max_contexts`` a word; None: every window the index holds), looked up
+    lowercased as the index stores them. ``inferred`` keeps each word's contexts used and gate alpha (NaN: no
+    context, the form alone)."""
 
-    words = list(dict.fromkeys(words))
-    if not words:
-        raise LexprobeError("am apply: no words")
-    am = AMModel.open(name, home=home)
-    target = WordIndex.open(into, home=home)
-    same_space(am.meta["targets"], target.store)
-    existing = [w for w in words if w in target.word_to_id]
-    if existing and not replace:
-        raise LexprobeError(f"index {into!r} already has {', '.join(map(repr, existing[:5]))}"
-                            f"{' ...' if len(existing) > 5 else ''}: use --replace to replace")
-    index = ContextIndex.open(contexts or am.meta["contexts"]["name"], home=home)
-    inferred = am.infer(words, context_windows(index, words, max_contexts))
-    settings = {"am_model": name, "preset": am.config.preset, "attention": am.config.attention,
-                "targets": {k: am.meta["targets"].get(k) for k in ("kind", "index", "model", "source", "checksum")},
-                "contexts": _contexts_identity(index), "max_contexts": max_contexts,
-                "with_contexts": int((inferred.contexts > 0).sum())}
-    summary = insert_words(target.store.path.parent, into, words, inferred.vectors, origin="am", settings=settings,
-                           replace=replace)
-    rows = [{"word": w, "contexts": int(c), "alpha": None if np.isnan(a) else float(a)}
-            for w, c, a in zip(words, inferred.contexts, inferred.alpha)]
-    return {**summary, "am_model": name, "contexts": index.name, "words": rows}
+    def __init__(self, name: str, *, home=None, max_contexts: int | None = None):
+        from ..kinds.contexts import ContextIndex
+
+        self.model = AMModel.open(name, home=home)
+        self.index = ContextIndex.open(self.model.meta["contexts"]["name"], home=home)
+        self.max_contexts = max_contexts
+        self.inferred: dict[str, tuple[int, float]] = {}
+
+    def __call__(self, words: Sequence[str]) -> np.ndarray:
+        words = list(words)
+        inferred = self.model.infer(words, context_windows(self.index, [w.lower() for w in words],
+                                                           self.max_contexts))
+        self.inferred.update({w: (int(c), float(a)) for w, c, a in zip(words, inferred.contexts, inferred.alpha)})
+        return inferred.vectors
+
+    def check_model(self, model_name: str) -> None:
+        """A clear error unless the AM model mimics ``model_name``'s input embeddings."""
+        mimics = self.model.meta["targets"].get("model")
+        if mimics != model_name:
+            raise LexprobeError(f"AM model {self.model.name!r} mimics "
+                                f"{mimics or 'the words index ' + repr(self.model.meta['targets'].get('index'))}, "
+                                f"not {model_name!r}'s input embeddings")
 
 
 def nearest(table: TargetTable, vector: np.ndarray, k: int = 10) -> list[tuple[str, float]]:

@@ -7,7 +7,8 @@ they come after the answer and cannot change it); the query is the text before t
 answers (:func:`next_token_query`). Each model builds its own kind (``lm.query``); :func:`make_query` asks it.
 
 With ``replace`` a multi-token keyword's tokens shrink to one slot (its first token's place) that a keyword
-vector fills later (the strategies of :mod:`lexprobe.rare_words.probing`).
+vector fills later (the strategies of :mod:`lexprobe.rare_words.probing`); ``replace="all"`` opens the slot for a
+one-token keyword too (its token's place: the replace policy ``all`` of the AM strategies).
 
 Batches: a masked model's queries go length-sorted and right-padded (:func:`length_batches`). A causal model's
 share prefixes (:func:`pack_queries`): the queries, sorted, go into prefix trees of at most ``PACKED_TOKENS``
@@ -48,15 +49,16 @@ class Query:
     keyword_tokens: int = 1
 
 
-def make_query(lm: LanguageModel, pattern: str, keyword: str, *, replace: bool) -> Query:
+def make_query(lm: LanguageModel, pattern: str, keyword: str, *, replace: bool | str) -> Query:
     """``pattern`` filled with ``keyword`` as the cloze ``lm`` answers: :func:`masked_query` for a masked model,
-    :func:`next_token_query` for a causal one."""
+    :func:`next_token_query` for a causal one. ``replace``: False (the keyword's tokens), True or ``"multi"`` (a
+    slot for a multi-token keyword), ``"all"`` (a slot for every keyword)."""
     return lm.query(pattern, keyword, replace=replace)
 
 
-def masked_query(lm: LanguageModel, pattern: str, keyword: str, *, replace: bool) -> Query:
+def masked_query(lm: LanguageModel, pattern: str, keyword: str, *, replace: bool | str) -> Query:
     """Tokenize ``pattern`` filled with ``keyword``, its blank the mask token; with ``replace`` a multi-token keyword
-    shrinks to one slot (its first token's place; the vector is put in later)."""
+    shrinks to one slot (its first token's place; the vector is put in later); ``replace="all"``: every keyword."""
     tok = lm.tokenizer
     before, _, after = fill_parts(pattern, keyword, tok.mask_token)
     ids = lm.encode(before + keyword + after)
@@ -68,15 +70,16 @@ def masked_query(lm: LanguageModel, pattern: str, keyword: str, *, replace: bool
     n = len(plain) - (start - lead)
     if n < 1 or ids[start:start + n] != plain[start - lead:]:
         raise LexprobeError(f"pattern {pattern!r}: cannot locate the keyword {keyword!r} among its tokens")
-    if replace and n > 1:
+    if replace and (n > 1 or replace == "all"):
         ids = ids[:start + 1] + ids[start + n:]
         return Query(-1, -1, ids, ids.index(tok.mask_token_id), start, n)
     return Query(-1, -1, ids, ids.index(tok.mask_token_id), -1, n)
 
 
-def next_token_query(lm: LanguageModel, pattern: str, keyword: str, *, replace: bool) -> Query:
+def next_token_query(lm: LanguageModel, pattern: str, keyword: str, *, replace: bool | str) -> Query:
     """The text of ``pattern`` filled with ``keyword`` up to the blank, tokenized; the last position predicts the
-    target. With ``replace`` a multi-token keyword shrinks to one slot (its first token's place)."""
+    target. With ``replace`` a multi-token keyword shrinks to one slot (its first token's place); ``replace="all"``:
+    every keyword."""
     before, _, after = fill_parts(pattern, keyword, BLANK)
     query, _ = split_at_blank(before + keyword + after)
     tok = lm.tokenizer
@@ -88,7 +91,7 @@ def next_token_query(lm: LanguageModel, pattern: str, keyword: str, *, replace: 
     start, n = lead + len(head_ids), len(with_kw) - len(head_ids)
     if n < 1 or ids[lead:start] != head_ids or ids[start:start + n] != with_kw[len(head_ids):]:
         raise LexprobeError(f"pattern {pattern!r}: cannot locate the keyword {keyword!r} among its tokens")
-    if replace and n > 1:
+    if replace and (n > 1 or replace == "all"):
         ids = ids[:start + 1] + ids[start + n:]
         return Query(-1, -1, ids, len(ids) - 1, start, n)
     return Query(-1, -1, ids, len(ids) - 1, -1, n)

@@ -8,13 +8,20 @@ Targets that are not whole-word tokens of the model are dropped; an entry left w
 Keyword strategies: ``original`` feeds the keyword's subword tokens. ``ota``, ``first``, ``last``, ``avg`` put
 one vector (from :mod:`lexprobe.rare_words.ota`) in the keyword's place through ``inputs_embeds``, for keywords of
 two or more tokens; a one-token keyword is fed as it is by every strategy (the paper replaces multi-token keywords
-only).
+only). ``am`` and ``am-context`` put an Attentive Mimicking vector there (section 3; the AM model mimics the LM's
+input embeddings: :mod:`lexprobe.rare_words.mimicking`), given by a *provider* (a callable words -> vectors, e.g.
+:class:`lexprobe.rare_words.am_store.AMVectors`), so that probing never trains.
+
+Replace policy (which keywords get a slot): ``multi`` (multi-token keywords only: the paper's OTA evaluation,
+the default of ota, first, last, avg) or ``all`` (every keyword, one-token ones included, as the authors'
+evaluation script for AM with BERT does: the default of the AM strategies). A provider's row that is not finite
+(NaN) means "no vector for this word": its keyword is fed as its tokens.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -26,7 +33,20 @@ from .patterns import RELATIONS, patterns_for
 from .probing_scores import (DEFAULT_CUTOFF, PRECISION_AT, cell_weights, entry_scores, random_scores,
                              rank_targets)
 
-STRATEGIES = ("original", "ota", "first", "last", "avg")
+STRATEGIES = ("original", "ota", "first", "last", "avg", "am", "am-context")
+AM_STRATEGIES = ("am", "am-context")  # their vectors come from a provider
+REPLACE_POLICIES = ("multi", "all")
+Provider = Callable[[Sequence[str]], np.ndarray]  # words -> (n, d) input-embedding vectors (NaN rows: none)
+
+
+def replace_policy(strategy: str, policy: str | None = None) -> str | bool:
+    """The replace policy of ``strategy`` (False for ``original``): ``policy`` when given, else ``all`` for the AM
+    strategies (the authors' evaluation) and ``multi`` for the others (the paper's)."""
+    if policy is not None and policy not in REPLACE_POLICIES:
+        raise LexprobeError(f"unknown replace policy {policy!r} (known: {', '.join(REPLACE_POLICIES)})")
+    if strategy == "original":
+        return False
+    return policy or ("all" if strategy in AM_STRATEGIES else "multi")
 
 
 @dataclass
@@ -76,14 +96,25 @@ def answer(lm: LanguageModel, queries: Sequence[Query], vectors: np.ndarray | No
 
 
 def keyword_vectors(lm: LanguageModel, words: Sequence[str], strategy: str, *, ota_options: Mapping | None = None,
-                    seed: int = 0) -> np.ndarray:
-    """One input-embedding vector per word for ``strategy`` (ota, first, last, avg), from ``lexprobe.rare_words.ota``.
+                    seed: int = 0, provider: Provider | None = None) -> np.ndarray:
+    """One input-embedding vector per word for ``strategy``: ``provider(words)`` when given (the AM strategies
+    need one), else ota, first, last, avg from ``lexprobe.rare_words.ota``.
 
     A word that is one token inside a sentence (a BPE vocabulary may split only its sentence-initial form, as
     SmolLM2 splits "basketball" but not " basketball") needs no approximation: OTA gives it that token's own
     embedding, the exact solution of its objective, without optimising."""
     from . import ota
 
+    if provider is not None:
+        out = np.asarray(provider(list(words)), np.float32)
+        hidden = lm.model.get_input_embeddings().weight.shape[1]
+        if out.shape != (len(words), hidden):
+            raise LexprobeError(f"strategy {strategy}: the provider gave vectors of shape {out.shape}, the model "
+                                f"takes ({len(words)}, {hidden})")
+        return out
+    if strategy in AM_STRATEGIES:
+        raise LexprobeError(f"strategy {strategy} needs an AM model (--{strategy} NAME; in Python providers="
+                            f"{{{strategy!r}: AMVectors(NAME)}})")
     if strategy == "ota":
         pieces = ota.word_pieces(lm.tokenizer, words)
         out = ota.subword_vectors(lm.model, pieces, "first")
@@ -99,9 +130,13 @@ def keyword_vectors(lm: LanguageModel, words: Sequence[str], strategy: str, *, o
 
 def probe(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = ("original",),
           cutoff: int = DEFAULT_CUTOFF, batch_size: int = 64, ota_options: Mapping | None = None,
-          seed: int = 0) -> tuple[list[dict], dict]:
-    """Probe ``entries`` with every strategy. Returns one row per (strategy, entry) with rank, rr, p@3, p@10 and
-    the random baseline's expected rr/p@k, and a summary (skips, multi-token keywords, vocabulary size)."""
+          seed: int = 0, providers: Mapping[str, Provider] | None = None,
+          policy: str | None = None) -> tuple[list[dict], dict]:
+    """Probe ``entries`` with every strategy. Returns one row per (strategy, entry) with rank, rr, p@3, p@10,
+    whether the keyword was replaced (``replaced``) and the random baseline's expected rr/p@k, and a summary
+    (skips, multi-token keywords, vocabulary size, replaced keywords per strategy). ``providers``: strategy ->
+    provider of its keyword vectors (required for the AM strategies); ``policy``: the replace policy of every
+    replacing strategy (default: each strategy's own, :func:`replace_policy`)."""
     bad = [s for s in strategies if s not in STRATEGIES]
     if bad:
         raise LexprobeError(f"unknown keyword strategy {bad[0]!r} (known: {', '.join(STRATEGIES)})")
@@ -110,10 +145,11 @@ def probe(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = (
         raise LexprobeError(f"no entry to probe: {prep.skipped}")
     n_patterns = np.array([len(patterns_for(e.relation)) for e in prep.entries])
     rand = random_scores(np.array([len(t) for t in prep.target_ids]), n_patterns, lm.vocab_size, cutoff=cutoff)
-    rows, multi = [], set()
+    providers = dict(providers or {})
+    rows, multi, replaced_words = [], set(), {}
     plain: dict[tuple[int, int], tuple] = {}  # (entry, pattern) -> (rank, top ids) with the keyword's own tokens
     for strategy in strategies:
-        replace = strategy != "original"
+        replace = replace_policy(strategy, policy)
         queries, qtargets = [], []
         for n, (e, t) in enumerate(zip(prep.entries, prep.target_ids)):
             for k, pattern in enumerate(patterns_for(e.relation)):
@@ -126,8 +162,15 @@ def probe(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = (
         vectors = None
         if replace:
             words = sorted({prep.entries[q.entry].keyword for q in queries if q.slot >= 0})
-            table = dict(zip(words, keyword_vectors(lm, words, strategy, ota_options=ota_options, seed=seed))) \
-                if words else {}
+            table = dict(zip(words, keyword_vectors(lm, words, strategy, ota_options=ota_options, seed=seed,
+                                                    provider=providers.get(strategy)))) if words else {}
+            table = {w: v for w, v in table.items() if np.isfinite(v).all()}
+            for i, q in enumerate(queries):  # no vector for the word: its tokens, as ``original`` feeds them
+                if q.slot >= 0 and prep.entries[q.entry].keyword not in table:
+                    e = prep.entries[q.entry]
+                    queries[i] = make_query(lm, patterns_for(e.relation)[q.pattern], e.keyword, replace=False)
+                    queries[i].entry, queries[i].pattern = q.entry, q.pattern
+            replaced_words[strategy] = len(table)
             hidden = lm.model.get_input_embeddings().weight.shape[1]
             vectors = np.stack([table[prep.entries[q.entry].keyword] if q.slot >= 0 else np.zeros(hidden, np.float32)
                                 for q in queries])
@@ -144,16 +187,19 @@ def probe(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = (
                 ranks[i], tops[i] = plain.setdefault((q.entry, q.pattern), (ranks[i], tops[i].copy()))
         scores = entry_scores(np.array([q.entry for q in queries]), ranks, tops, prep.target_ids, len(prep.entries),
                               cutoff=cutoff, query_targets=qtargets)
+        slotted = {q.entry for q in queries if q.slot >= 0}
         for n, e in enumerate(prep.entries):
             row = {"strategy": strategy, "id": e.id, "split": e.split, "relation": e.relation, "bucket": e.bucket,
                    "keyword": e.keyword, "multi_token": e.keyword in multi, "n_targets": len(prep.target_ids[n]),
-                   "rank": int(scores["rank"][n]), "rr": float(scores["rr"][n])}
+                   "replaced": n in slotted, "rank": int(scores["rank"][n]), "rr": float(scores["rr"][n])}
             row.update({f"p@{i}": float(scores[f"p@{i}"][n]) for i in PRECISION_AT})
             row["random_rr"] = float(rand["rr"][n])
             row.update({f"random_p@{i}": float(rand[f"p@{i}"][n]) for i in PRECISION_AT})
             rows.append(row)
     summary = {"entries": len(prep.entries), "skipped": prep.skipped, "multi_token_keywords": len(multi),
-               "vocab_size": lm.vocab_size, "cutoff": cutoff, "strategies": list(strategies)}
+               "vocab_size": lm.vocab_size, "cutoff": cutoff, "strategies": list(strategies),
+               "replace_policy": {s: replace_policy(s, policy) or "none" for s in strategies},
+               "replaced_keywords": replaced_words}
     return rows, summary
 
 
@@ -227,14 +273,16 @@ def population_of(entries: Sequence) -> dict[tuple[str, str], int]:
 
 def probe_tables(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = ("original",),
                  cutoff: int = DEFAULT_CUTOFF, batch_size: int = 64, ota_iterations: int | None = None,
-                 seed: int = 0, population: Mapping[tuple[str, str], int] | None = None) -> dict:
+                 seed: int = 0, population: Mapping[tuple[str, str], int] | None = None,
+                 providers: Mapping[str, Provider] | None = None, policy: str | None = None) -> dict:
     """:func:`probe` and its tables: ``rows`` (one per strategy and entry), ``by_bucket`` (MRR, P@k per strategy,
     relation and bucket), ``overall`` (per strategy and bucket), ``wide`` (strategies side by side) and
     ``summary`` (with ``mrr_by_bucket`` and the random baseline's ``random_mrr_by_bucket``). ``population``
-    (:func:`population_of` the dataset a sample was drawn from) reweights the means to the dataset."""
+    (:func:`population_of` the dataset a sample was drawn from) reweights the means to the dataset; ``providers``
+    and ``policy`` as in :func:`probe`."""
     ota_options = {"iterations": ota_iterations} if ota_iterations else {}
     rows, summary = probe(entries, lm, strategies=strategies, cutoff=cutoff, batch_size=batch_size,
-                          ota_options=ota_options, seed=seed)
+                          ota_options=ota_options, seed=seed, providers=providers, policy=policy)
     long = aggregate(rows, population=population)
     overall = aggregate(rows, by=("strategy", "bucket"), population=population)
     summary["weighting"] = ("means weighted to the dataset's (relation, bucket) cells" if population is not None

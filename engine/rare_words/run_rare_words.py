@@ -123,12 +123,13 @@ def write_dataset(entries: Sequence[Entry], out: str | Path) -> dict[str, Path]:
 def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[str] = ("original",),
                  split: str = "all", relations: Sequence[str] = (), limit: int | None = None, cutoff: int = 100,
                  batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0,
-                 threads: int | None = None, device="auto", dtype="float32") -> dict:
+                 threads: int | None = None, device="auto", dtype="float32", providers=None, policy=None) -> dict:
     """Probe a WNLaMPro file with ``model`` on ``device``, inference in ``dtype`` (OTA in float32)
     (:func:`lexprobe.rare_words.probing.probe_tables`) and write the run folder ``out``: ``entries.parquet`` (one
     row per strategy and entry), ``by_bucket`` and ``overall`` (long), ``table.md`` (strategies side by side),
     ``figure2.png``, ``summary.json``. Returns the tables, the summary and the side-by-side table as
-    ``markdown``."""
+    ``markdown``. ``providers`` (the AM strategies' keyword vectors) and ``policy`` as in
+    :func:`lexprobe.rare_words.probing.probe`."""
     from .language_models import load_lm
     from .probing import population_of, probe_tables, select
     from ..sources.datasets.wnlampro import read_dataset
@@ -140,7 +141,8 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
     with torch_threads(threads):
         result = probe_tables(entries, load_lm(model, device=device, dtype=dtype), strategies=strategies,
                               cutoff=cutoff, batch_size=batch_size, ota_iterations=ota_iterations, seed=seed,
-                              population=population_of(every) if limit is not None else None)
+                              population=population_of(every) if limit is not None else None,
+                              providers=providers, policy=policy)
     summary, overall = result["summary"], result["overall"]
     summary.update({"model": model, "dataset": str(dataset), "split": split, "limit": limit, "seed": seed,
                     **({"dtype": dtype} if dtype != "float32" else {})})
