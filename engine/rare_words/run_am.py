@@ -1,0 +1,192 @@
+"""The main job's Attentive Mimicking stage ("Rare words", section 3; issue 26): AM trained on SPLADE-tiny's input
+embeddings (its whole-word tokens plus OTA vectors of multi-token context words, section 4's purpose) from the
+contexts of SemCor, the WSD evaluation sets and STREUSLE, checked two ways:
+
+* the recovery table (:func:`lexprobe.rare_words.am_recovery.am_recovery`): held-out known words inferred from
+  their form and 0, 1, 8, 32 contexts, against the mean of the context vectors;
+* WNLaMPro (the SPLADE-tiny sample of the ``wnlampro`` stage: same entries per relation, same seed) probed with
+  ``original``, ``ota``, ``am`` and ``am-context`` (replace policy ``all``, the authors'), MRR and P@k by relation
+  and bucket, the paired bootstrap intervals of am - original and am - ota by bucket, the share of probed
+  keywords with >= 1 and >= 8 contexts and the mean gate by bucket, and the findings against the paper's
+  (:func:`lexprobe.rare_words.rare_word_claims.am_form_half`, :func:`~lexprobe.rare_words.rare_word_claims.
+  am_context_half`).
+
+Smaller than the authors' settings so that the stage fits the main job's budget (``STAGE``, one torch thread):
+fewer epochs (the authors: 10 over a 1e9-word corpus), fewer OTA iterations for the targets, a recovery sample
+of held-out words and at most ``max_contexts`` windows a probed keyword. The models and the contexts index are
+reused when nothing changed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..runs.report import Section, Table
+from ..runs.run_dir import RunDir
+
+TITLE = "Attentive Mimicking: recovery and WNLaMPro (section 3)"
+MODEL = "splade-tiny"
+CORPORA = ("semcor", "wsd-eval", "streusle")
+CONTEXTS_INDEX = "main-am-contexts"
+AM_MODELS = {"am": "main-am", "am-context": "main-am-context"}  # strategy (= preset) -> model name
+# (epochs, OTA iterations of the targets, held-out recovery words, entries per relation, probe OTA iterations,
+# contexts a probed keyword reads at most)
+STAGE = {"quick": {"epochs": 2, "target_ota": 50, "recovery_words": 200, "limit": 40, "ota_iterations": 100,
+                   "max_contexts": 32},
+         "full": {"epochs": 4, "target_ota": 100, "recovery_words": 500, "limit": 200, "ota_iterations": 400,
+                  "max_contexts": 32}}
+STRATEGIES = ("original", "ota", "am", "am-context")
+BUCKETS = ("rare", "medium", "frequent", "all")
+
+
+def corpus_specs(data: dict) -> list[str]:
+    """``KIND:PATH`` of the stage's corpora among the located datasets ``data`` (name -> path)."""
+    from ..sources.datahome import SPEC_KINDS
+
+    out = []
+    for name in CORPORA:
+        kind, sub = SPEC_KINDS[name]
+        out.append(f"{kind}:{data[name] / sub if sub else data[name]}")
+    return out
+
+
+def ensure_contexts(home, specs: list[str], *, seed: int) -> dict:
+    """The contexts index of ``specs``, built once and reused while its corpora and settings are the same."""
+    from ..kinds.contexts import DEFAULT_CAP, DEFAULT_WINDOW, KIND, build_contexts_index
+    from ..runs.index_reuse import ensure_index
+    from ..sources.datasets.corpora import provenance
+
+    wanted = {"kind": KIND, "corpora": [provenance(s) for s in specs], "window": DEFAULT_WINDOW, "cap": DEFAULT_CAP,
+              "seed": seed, "max_sentences": None}
+    return ensure_index(home, CONTEXTS_INDEX, wanted,
+                        lambda: build_contexts_index(CONTEXTS_INDEX, specs, home=home, seed=seed, replace=True))
+
+
+def train_stage_models(home, *, epochs: int, target_ota: int, recovery_words: int, seed: int):
+    """The target table (cached), the held-out recovery words and the two AM models (reused when unchanged)."""
+    from ..kinds.contexts import ContextIndex
+    from .am_recovery import recovery_words as pick
+    from .am_store import train_am
+    from .am_targets import lm_targets
+
+    index = ContextIndex.open(CONTEXTS_INDEX, home=home)
+    ota_options = {"iterations": target_ota, "seed": seed}
+    targets = lm_targets(MODEL, home=home, contexts=index, ota_options=ota_options)
+    held = pick(targets, index, recovery_words, seed=seed)
+    trained = {strategy: train_am(name, contexts=CONTEXTS_INDEX, model=MODEL, home=home, preset_name=strategy,
+                                  epochs=epochs, seed=seed, held_out=held, ota_options=ota_options, replace=True)
+               for strategy, name in AM_MODELS.items()}
+    return index, targets, held, trained
+
+
+def recovery_table(home, index, held: list[str], *, seed: int) -> list[dict]:
+    """:func:`lexprobe.rare_words.am_recovery.am_recovery` of both stage models on the held-out words."""
+    from .am_recovery import am_recovery
+    from .mimicking import AMModel
+
+    models = {strategy: AMModel.open(name, home=home) for strategy, name in AM_MODELS.items()}
+    return am_recovery(models, held, [index.windows(w) for w in held], seed=seed).to_pylist()
+
+
+def context_shares(rows: list[dict], providers: dict) -> list[dict]:
+    """Per AM strategy and bucket: probed keywords, the share with >= 1 and >= 8 usable contexts and the mean gate
+    alpha over those with any (NaN when none has)."""
+    out = []
+    for strategy, provider in providers.items():
+        for bucket in BUCKETS:
+            words = sorted({r["keyword"] for r in rows if r["strategy"] == strategy and bucket in ("all", r["bucket"])})
+            seen = [provider.inferred[w] for w in words if w in provider.inferred]
+            counts = np.array([c for c, _ in seen])
+            gates = [a for _, a in seen if not math.isnan(a)]
+            out.append({"strategy": strategy, "bucket": bucket, "keywords": len(words),
+                        ">= 1 context": float((counts >= 1).mean()) if len(seen) else math.nan,
+                        ">= 8 contexts": float((counts >= 8).mean()) if len(seen) else math.nan,
+                        "mean gate alpha": float(np.mean(gates)) if gates else math.nan})
+    return out
+
+
+def differences(result: dict, *, seed: int) -> list[dict]:
+    """am - original and am - ota (and the same for am-context) by bucket, paired bootstrap 95% intervals."""
+    from .probing_scores import compare_strategies
+
+    out = []
+    for first in ("am", "am-context"):
+        for second in ("original", "ota"):
+            for bucket in BUCKETS:
+                rows = [r for r in result["rows"] if bucket in ("all", r["bucket"])]
+                gap = compare_strategies(rows, first, second, population=result["population"], seed=seed)
+                out.append({"difference": f"{first} - {second}", "bucket": bucket, **gap})
+    return out
+
+
+def probe_stage(home, *, limit: int, ota_iterations: int, max_contexts: int, seed: int, device="auto",
+                dtype="float32") -> tuple[dict, dict]:
+    """WNLaMPro for SPLADE-tiny (built from WordNet), a sample of ``limit`` entries per relation probed with the
+    four strategies; returns the tables of :func:`lexprobe.rare_words.probing.probe_tables` and the providers."""
+    from .am_store import am_providers
+    from .language_models import load_lm
+    from .probing import population_of, probe_tables, select
+    from .wnlampro_build import build_wnlampro
+
+    every = build_wnlampro(MODEL, seed=seed, home=home)
+    chosen = select(every, limit=limit, seed=seed)
+    providers = am_providers(AM_MODELS, ("am", "am-context"), model=MODEL, home=home, max_contexts=max_contexts)
+    result = probe_tables(chosen, load_lm(MODEL, device=device, dtype=dtype), strategies=STRATEGIES,
+                          ota_iterations=ota_iterations, seed=seed, population=population_of(every),
+                          providers=providers)
+    return result, providers
+
+
+def am_stage(run_dir: RunDir, settings) -> Section:
+    """Build the contexts index, train ``am`` and ``am-context`` on SPLADE-tiny's input embeddings (OTA targets),
+    the recovery table, WNLaMPro with original, ota, am, am-context, and the findings; written into ``run_dir``."""
+    from ..sources.models import torch_threads
+    from .rare_word_claims import am_context_half, am_form_half
+
+    mode = STAGE["quick" if settings.quick else "full"]
+    home, seed = settings.home, settings.seed
+    with torch_threads(1):
+        built = ensure_contexts(home, corpus_specs(settings.data), seed=seed)
+        index, targets, held, trained = train_stage_models(home, epochs=mode["epochs"], target_ota=mode["target_ota"],
+                                                           recovery_words=mode["recovery_words"], seed=seed)
+        recovery = recovery_table(home, index, held, seed=seed)
+        result, providers = probe_stage(home, limit=mode["limit"], ota_iterations=mode["ota_iterations"],
+                                        max_contexts=mode["max_contexts"], seed=seed, device=settings.device,
+                                        dtype=settings.dtype)
+    gaps = differences(result, seed=seed)
+    shares = context_shares(result["rows"], providers)
+    run_dir.write_table("recovery", recovery)
+    run_dir.write_table("entries", result["rows"], markdown=False)
+    run_dir.write_table("by_bucket", result["by_bucket"])
+    run_dir.write_table("differences", gaps)
+    run_dir.write_table("contexts", shares)
+    run_dir.write_json("summary.json", {**result["summary"], "contexts_index": built,
+                                        "models": {s: {k: v for k, v in t.items() if k != "path"}
+                                                   for s, t in trained.items()},
+                                        "targets": {"words": len(targets.words), **targets.provenance}})
+    section = Section("am", TITLE, "rare-words")
+    section.text.append(
+        f"AM mimics {MODEL}'s input embeddings: {targets.provenance['tokens']} whole-word tokens plus OTA vectors "
+        f"of {targets.provenance['ota_words']} multi-token words with 8+ windows ({mode['target_ota']} iterations); "
+        f"contexts: {' + '.join(CORPORA)} (+-25 words, at most 1,000 windows a word, seed {seed}); presets am and "
+        f"am-context, {mode['epochs']} epochs (the authors: 10), {len(held)} held-out words for the recovery table. "
+        f"WNLaMPro: at most {mode['limit']} entries per relation (the wnlampro stage's sample), every keyword "
+        f"replaced by its AM vector (policy all, the authors' evaluation), at most {mode['max_contexts']} contexts "
+        "a keyword; means weighted to the dataset's (relation, bucket) cells.")
+    overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result["overall"]}
+    section.tables.append(Table("WNLaMPro MRR by bucket and strategy (SPLADE-tiny)",
+                                [{"strategy": s, **{b: overall.get((s, b)) for b in BUCKETS}} for s in STRATEGIES]))
+    section.tables.append(Table("Paired differences of MRR by bucket, bootstrap 95% intervals", gaps))
+    section.tables.append(Table("Probed keywords with contexts, and the mean gate (alpha: the form's weight)", shares))
+    share = {(r["strategy"], r["bucket"]): r for r in shares}
+    gap = {(r["difference"], r["bucket"]): r for r in gaps}
+    section.findings.append(am_form_half(gap, share, section=section.key))
+    section.findings.append(am_context_half(gap, share, section=section.key))
+    section.tables.append(Table("Recovery of held-out words (cosine to the true embedding, rank among all targets)",
+                                recovery))
+    section.tables.append(Table("MRR, P@3, P@10 by relation and bucket", result["by_bucket"]))
+    section.settings = {"model": MODEL, "corpora": ", ".join(CORPORA), **mode, "seed": seed,
+                        "replace policy": "all"}
+    return section

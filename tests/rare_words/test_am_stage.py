@@ -1,0 +1,60 @@
+"""The AM stage's findings and tables from hand-made numbers: which half of AM a run tests, the context half
+untestable without contexts, the shares of probed keywords with contexts and the mean gate by bucket; the stage is
+registered in the main job."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+from lexprobe.core.findings import AGREES, DISAGREES, UNTESTABLE
+from lexprobe.rare_words.rare_word_claims import am_context_half, am_form_half
+from lexprobe.rare_words.run_am import context_shares
+
+
+def _gap(rare_low: float, medium_low: float) -> dict:
+    out = {}
+    for first in ("am", "am-context"):
+        for bucket, low in (("rare", rare_low), ("medium", medium_low)):
+            out[(f"{first} - original", bucket)] = {"difference": low + 0.02, "low": low, "high": low + 0.04,
+                                                    "entries": 100}
+    return out
+
+
+def _share(rare: float) -> dict:
+    return {(s, b): {">= 1 context": rare if b == "rare" else 0.9, ">= 8 contexts": rare / 2 if b == "rare" else 0.5}
+            for s in ("am", "am-context") for b in ("rare", "medium", "frequent")}
+
+
+def test_form_half_verdict_and_which_half():
+    few = am_form_half(_gap(0.01, 0.02), _share(0.01), section="am")
+    assert few.verdict == AGREES and "form half only" in few.claim
+    assert am_form_half(_gap(-0.01, 0.02), _share(0.01), section="am").verdict == DISAGREES  # rare straddles 0
+    assert am_form_half(_gap(0.01, -0.02), _share(0.01), section="am").verdict == DISAGREES  # medium too
+    assert "form and contexts" in am_form_half(_gap(0.01, 0.02), _share(0.8), section="am").claim
+    assert "1.0% with >= 1 context" in few.details[1]
+
+
+def test_context_half_is_untestable_without_contexts():
+    assert am_context_half(_gap(0.01, 0.02), _share(0.01), section="am").verdict == UNTESTABLE
+    assert am_context_half(_gap(0.01, 0.02), _share(0.8), section="am").verdict == AGREES
+    assert am_context_half(_gap(-0.01, 0.02), _share(0.8), section="am").verdict == DISAGREES
+
+
+def test_context_shares_and_gate_by_bucket():
+    rows = [{"strategy": "am", "keyword": w, "bucket": b}
+            for w, b in (("a", "rare"), ("b", "rare"), ("c", "frequent"), ("d", "frequent"))]
+    provider = SimpleNamespace(inferred={"a": (0, math.nan), "b": (3, 0.2), "c": (10, 0.4), "d": (8, 0.8)})
+    got = {r["bucket"]: r for r in context_shares(rows, {"am": provider})}
+    assert got["rare"]["keywords"] == 2 and got["rare"][">= 1 context"] == 0.5 and got["rare"][">= 8 contexts"] == 0
+    assert got["rare"]["mean gate alpha"] == 0.2
+    assert got["frequent"][">= 8 contexts"] == 1 and abs(got["frequent"]["mean gate alpha"] - 0.6) < 1e-12
+    assert got["all"]["keywords"] == 4 and abs(got["all"]["mean gate alpha"] - (0.2 + 0.4 + 0.8) / 3) < 1e-9
+    assert got["medium"]["keywords"] == 0 and math.isnan(got["medium"][">= 1 context"])
+
+
+def test_the_stage_is_in_the_main_job():
+    from lexprobe.suite.main_job import STAGES
+
+    stage = next(s for s in STAGES if s.name == "am")
+    assert stage.paper == "rare-words" and set(stage.datasets) == {"semcor", "wsd-eval", "streusle"}
