@@ -14,6 +14,12 @@ under a hidden name and swapped in atomically, so a failed fetch leaves the old 
 
 A dataset is found by a marker file or folder (e.g. ``ALL/ALL.data.xml`` for the WSD evaluation sets) up to three
 levels below a folder, so the official archives' own layouts and the flat ``../shared/data`` layout both work.
+
+Unpacking is bounded: an archive may hold at most ``$LEXPROBE_MAX_MEMBERS`` members (default 100,000) and
+unpack to at most ``$LEXPROBE_MAX_UNPACK`` bytes (default: 1 GiB, or 100 times the archive's size when that is
+more, so a small archive cannot fill a disk), checked on the archive's own list before anything is written. Only a
+folder or a regular file is taken with ``--from`` (a FIFO would block the fetch for ever). A write that fails (a
+full disk) is one line naming the data home.
 """
 
 from __future__ import annotations
@@ -21,12 +27,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import lzma
 import os
 import shutil
 import tarfile
 import time
 import uuid
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -34,9 +42,13 @@ from typing import Iterator
 from ..core.errors import InputError, LexprobeError
 from ..core.progress import bar
 from ..core.store import _swap_in
+from .vector_files import env_limit, regular_file
 
 RECORD = "FETCH.json"
 _CHUNK = 1 << 22
+MAX_MEMBERS = ("LEXPROBE_MAX_MEMBERS", 100_000)
+MAX_UNPACK = "LEXPROBE_MAX_UNPACK"
+UNPACK_FLOOR, UNPACK_RATIO = 1 << 30, 100
 
 
 @dataclass(frozen=True)
@@ -244,22 +256,44 @@ def _link_or_copy(src: str, dst: str) -> str:
     return dst
 
 
+def _check_members(archive: Path, sizes: list[int]) -> None:
+    """Refuse an archive of more members, or more unpacked bytes, than the limits (see the module's docstring)."""
+    most = env_limit(*MAX_MEMBERS)
+    if len(sizes) > most:
+        raise InputError(archive, f"{len(sizes)} archive members, more than {most} ({MAX_MEMBERS[0]} raises the "
+                         "limit)")
+    cap = env_limit(MAX_UNPACK, max(UNPACK_FLOOR, UNPACK_RATIO * archive.stat().st_size))
+    total = sum(max(0, s) for s in sizes)
+    if total > cap:
+        raise InputError(archive, f"unpacks to {total} bytes, more than {cap} (a bomb, or a larger release than "
+                         f"expected: {MAX_UNPACK}=BYTES raises the limit)")
+
+
 def _unpack(archive: Path, into: Path) -> None:
-    """Unpack a zip or tar archive; member paths that would leave ``into`` are refused."""
+    """Unpack a zip or tar archive; member paths that would leave ``into`` are refused, and so are archives past
+    the member and size limits (checked on the archive's list before anything is written)."""
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as zf:
-                for member in zf.namelist():
+                infos = zf.infolist()
+                _check_members(archive, [i.file_size for i in infos])
+                for member in (i.filename for i in infos):
                     target = (into / member).resolve()
                     if not target.is_relative_to(into.resolve()):
                         raise InputError(archive, f"archive member {member!r} points outside the folder")
-                zf.extractall(into)
+                zf.extractall(into)  # each member stops at its listed size (a longer one fails its CRC)
         elif tarfile.is_tarfile(archive):
             with tarfile.open(archive) as tf:
-                tf.extractall(into, filter="data")
+                members = []
+                for member in tf:  # one at a time: a list past the limit is refused before it is all read
+                    members.append(member)
+                    if len(members) > env_limit(*MAX_MEMBERS):
+                        break
+                _check_members(archive, [m.size for m in members])
+                tf.extractall(into, members=members, filter="data")
         else:
             raise InputError(archive, "not a zip or tar archive")
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as exc:
         raise InputError(archive, f"damaged archive ({exc})") from None
 
 
@@ -316,6 +350,7 @@ def _place(source: Path, into: Path, ds: Dataset, skipped: list[str] | None = No
         probe = next(_files(into), None)
         same = probe is not None and os.stat(probe).st_nlink > 1
         return "hardlink" if same else "copy"
+    regular_file(source)  # a FIFO or a device would block the fetch or never end
     if zipfile.is_zipfile(source) or tarfile.is_tarfile(source):
         _unpack(source, into)
         return "unpack"
@@ -363,6 +398,10 @@ def fetch(name: str, from_path: str | os.PathLike | None = None, home: Path | No
                   "licence": ds.licence, **extra, **tree_checksum(root)}
         (tmp / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         _swap_in(tmp, final)
+    except OSError as exc:  # a full disk names no file by itself
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise LexprobeError(f"{final}: cannot write the dataset into the data home{where}: "
+                            f"{exc.strerror or exc}") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
