@@ -150,11 +150,20 @@ def index_offsets(obj: Context, words_index, dataset, name, replace, answers, lo
 @click.pass_obj
 def index_export(obj: Context, name, target, fmt) -> None:
     """Write a words index's live words and raw vectors, in id order (= frequency order), as a word2vec file
-    that gensim, fastText tools and `lexprobe index words` read."""
+    that gensim, fastText tools and `lexprobe index words` read. The file goes outside the index home, and
+    replaces only a regular file (not a link, a FIFO or a device); the export reads one version of the index,
+    as every reader does, whatever a writer commits meanwhile."""
+    from pathlib import Path
+
     import numpy as np
 
     from ..sources.vector_files import write_word2vec
 
+    home = obj.home.resolve()
+    where = Path(target).parent.resolve() / Path(target).name
+    if where == home or home in where.parents:
+        raise LexprobeError(f"{target}: inside the index home {obj.home}: export writes outside it (a file "
+                            "there could take an index's place or damage one)")
     index = WordIndex.open(name, home=obj.home)
     ids = np.array(sorted(index.word_to_id.values()), dtype=np.int64)
     path = write_word2vec(target, [index.words[i] for i in ids], index.raw[ids], binary=fmt == "w2v-bin")

@@ -814,8 +814,21 @@ def _fasttext_chunks(path: Path, source: "VectorSource") -> Iterator[Chunk]:
 def write_word2vec(path: str | os.PathLike, words: list[str], matrix: np.ndarray, *, binary: bool) -> Path:
     """Write ``words`` and their vectors as word2vec text (``count dim`` header, one ``word v1 ... vd`` line
     each) or binary (header, then ``word<space>`` + dim little-endian float32 and a newline each); compressed
-    when ``path`` ends in ``.gz``, ``.bz2`` or ``.xz``. Written under a temporary name and renamed."""
+    when ``path`` ends in ``.gz``, ``.bz2`` or ``.xz``. Written under a temporary name and renamed, so only a
+    regular file is ever replaced: a link, a FIFO or a device at ``path`` is refused (renaming over it would put
+    a file where the link or the device was); a failing write (full disk) names the file."""
     path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise LexprobeError(f"{path}: cannot write it ({exc.strerror or exc})") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        what = ("a link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "a FIFO"
+                if stat.S_ISFIFO(mode) else "a device or socket")
+        raise LexprobeError(f"{path}: {what}, not a regular file: write to a new file name (only a regular file "
+                            "is replaced)")
     matrix = np.asarray(matrix, dtype=np.float32)
     bad = next((w for w in words if not w or any(c.isspace() for c in w)), None)
     if bad is not None:
@@ -834,6 +847,8 @@ def write_word2vec(path: str | os.PathLike, words: list[str], matrix: np.ndarray
                     f.write("".join(w + " " + row + "\n"
                                     for w, row in zip(words[start:start + CHUNK_ROWS], _exact_text(block))).encode())
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk names no file by itself
+        raise LexprobeError(f"{path}: cannot write it ({exc.strerror or exc})") from None
     finally:
         if tmp.exists():
             tmp.unlink()
