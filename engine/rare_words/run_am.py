@@ -14,7 +14,8 @@ contexts of SemCor, the WSD evaluation sets and STREUSLE, checked two ways:
 Smaller than the authors' settings so that the stage fits the main job's budget (``STAGE``, one torch thread):
 fewer epochs (the authors: 10 over a 1e9-word corpus), fewer OTA iterations for the targets, a recovery sample
 of held-out words and at most ``max_contexts`` windows a probed keyword. The models and the contexts index are
-reused when nothing changed.
+reused when nothing changed, and so are the ``original`` and ``ota`` rows of the ``wnlampro`` stage when the same
+run probed the same sample (:func:`wnlampro_rows`).
 """
 
 from __future__ import annotations
@@ -117,25 +118,58 @@ def differences(result: dict, *, seed: int) -> list[dict]:
             for bucket in BUCKETS:
                 rows = [r for r in result["rows"] if bucket in ("all", r["bucket"])]
                 gap = compare_strategies(rows, first, second, population=result["population"], seed=seed)
-                out.append({"difference": f"{first} - {second}", "bucket": bucket, **gap})
+                out.append({"comparison": f"{first} - {second}", "bucket": bucket, **gap})
     return out
 
 
+def wnlampro_rows(folder, *, limit: int, seed: int, dtype: str) -> list[dict] | None:
+    """The ``original`` and ``ota`` rows the ``wnlampro`` stage of the same run wrote for SPLADE-tiny
+    (``folder``: its ``<run>/wnlampro/splade-tiny``), when it probed the same sample (limit, seed, dtype); else
+    None."""
+    import json
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    try:
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        rows = pq.read_table(folder / "entries.parquet").to_pylist()
+    except (OSError, ValueError):
+        return None
+    if (summary.get("limit"), summary.get("seed"), summary.get("dtype", "float32")) != (limit, seed, dtype) \
+            or not {"original", "ota"} <= set(summary.get("strategies", ())):
+        return None
+    return [r for r in rows if r["strategy"] in ("original", "ota")]
+
+
 def probe_stage(home, *, limit: int, ota_iterations: int, max_contexts: int, seed: int, device="auto",
-                dtype="float32") -> tuple[dict, dict]:
+                dtype="float32", earlier: list[dict] | None = None) -> tuple[dict, dict]:
     """WNLaMPro for SPLADE-tiny (built from WordNet), a sample of ``limit`` entries per relation probed with the
-    four strategies; returns the tables of :func:`lexprobe.rare_words.probing.probe_tables` and the providers."""
+    four strategies (``earlier``: the original and ota rows of the same sample, probed by the wnlampro stage: only
+    the AM strategies are probed here); returns the tables of :func:`lexprobe.rare_words.probing.probe_tables`
+    and the providers."""
     from .am_store import am_providers
     from .language_models import load_lm
-    from .probing import population_of, probe_tables, select
+    from .probing import aggregate, population_of, probe_tables, select
     from .wnlampro_build import build_wnlampro
 
     every = build_wnlampro(MODEL, seed=seed, home=home)
     chosen = select(every, limit=limit, seed=seed)
+    population = population_of(every)
     providers = am_providers(AM_MODELS, ("am", "am-context"), model=MODEL, home=home, max_contexts=max_contexts)
-    result = probe_tables(chosen, load_lm(MODEL, device=device, dtype=dtype), strategies=STRATEGIES,
-                          ota_iterations=ota_iterations, seed=seed, population=population_of(every),
-                          providers=providers)
+    ids = {e.id for e in chosen}
+    reuse = earlier is not None and {r["id"] for r in earlier} <= ids
+    result = probe_tables(chosen, load_lm(MODEL, device=device, dtype=dtype),
+                          strategies=tuple(AM_MODELS) if reuse else STRATEGIES, ota_iterations=ota_iterations,
+                          seed=seed, population=population, providers=providers)
+    if reuse:
+        probed = {r["id"] for r in result["rows"]}
+        rows = [r for r in earlier if r["id"] in probed] + result["rows"]
+        result.update(rows=rows, by_bucket=aggregate(rows, population=population),
+                      overall=aggregate(rows, by=("strategy", "bucket"), population=population))
+        result["summary"]["strategies"] = list(STRATEGIES)
+    result["summary"]["original and ota"] = "the wnlampro stage's rows" if reuse else "probed here"
     return result, providers
 
 
@@ -152,9 +186,11 @@ def am_stage(run_dir: RunDir, settings) -> Section:
         index, targets, held, trained = train_stage_models(home, epochs=mode["epochs"], target_ota=mode["target_ota"],
                                                            recovery_words=mode["recovery_words"], seed=seed)
         recovery = recovery_table(home, index, held, seed=seed)
+        earlier = wnlampro_rows(run_dir.path.parent / "wnlampro" / MODEL, limit=mode["limit"], seed=seed,
+                                dtype=settings.dtype)
         result, providers = probe_stage(home, limit=mode["limit"], ota_iterations=mode["ota_iterations"],
                                         max_contexts=mode["max_contexts"], seed=seed, device=settings.device,
-                                        dtype=settings.dtype)
+                                        dtype=settings.dtype, earlier=earlier)
     gaps = differences(result, seed=seed)
     shares = context_shares(result["rows"], providers)
     run_dir.write_table("recovery", recovery)
@@ -174,14 +210,15 @@ def am_stage(run_dir: RunDir, settings) -> Section:
         f"am-context, {mode['epochs']} epochs (the authors: 10), {len(held)} held-out words for the recovery table. "
         f"WNLaMPro: at most {mode['limit']} entries per relation (the wnlampro stage's sample), every keyword "
         f"replaced by its AM vector (policy all, the authors' evaluation), at most {mode['max_contexts']} contexts "
-        "a keyword; means weighted to the dataset's (relation, bucket) cells.")
+        "a keyword; means weighted to the dataset's (relation, bucket) cells; original and ota: "
+        f"{result['summary']['original and ota']}.")
     overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result["overall"]}
     section.tables.append(Table("WNLaMPro MRR by bucket and strategy (SPLADE-tiny)",
                                 [{"strategy": s, **{b: overall.get((s, b)) for b in BUCKETS}} for s in STRATEGIES]))
     section.tables.append(Table("Paired differences of MRR by bucket, bootstrap 95% intervals", gaps))
     section.tables.append(Table("Probed keywords with contexts, and the mean gate (alpha: the form's weight)", shares))
     share = {(r["strategy"], r["bucket"]): r for r in shares}
-    gap = {(r["difference"], r["bucket"]): r for r in gaps}
+    gap = {(r["comparison"], r["bucket"]): r for r in gaps}
     section.findings.append(am_form_half(gap, share, section=section.key))
     section.findings.append(am_context_half(gap, share, section=section.key))
     section.tables.append(Table("Recovery of held-out words (cosine to the true embedding, rank among all targets)",
