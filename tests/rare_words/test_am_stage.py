@@ -58,3 +58,23 @@ def test_the_stage_is_in_the_main_job():
 
     stage = next(s for s in STAGES if s.name == "am")
     assert stage.paper == "rare-words" and set(stage.datasets) == {"semcor", "wsd-eval", "streusle"}
+
+
+def test_the_wnlampro_stage_rows_are_reused_only_for_the_same_sample(tmp_path):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lexprobe.rare_words.run_am import wnlampro_rows
+
+    rows = [{"strategy": s, "id": i, "rr": 0.5} for s in ("original", "ota", "first") for i in (1, 2)]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "entries.parquet")
+    (tmp_path / "summary.json").write_text(json.dumps({"limit": 200, "seed": 0, "strategies": ["original", "ota",
+                                                                                               "first"]}))
+    got = wnlampro_rows(tmp_path, limit=200, seed=0, dtype="float32")
+    assert got is not None and {r["strategy"] for r in got} == {"original", "ota"} and len(got) == 4
+    assert wnlampro_rows(tmp_path, limit=40, seed=0, dtype="float32") is None
+    assert wnlampro_rows(tmp_path, limit=200, seed=1, dtype="float32") is None
+    assert wnlampro_rows(tmp_path, limit=200, seed=0, dtype="bfloat16") is None
+    assert wnlampro_rows(tmp_path / "none", limit=200, seed=0, dtype="float32") is None
