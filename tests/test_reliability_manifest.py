@@ -72,6 +72,11 @@ EDITS = {
     "no-faiss-entry": _set(["files"], {}),
     "files-not-an-object": _set(["files"], ["faiss.index"]),
     "no-version": _delete(["version_id"]),
+    "no-created": _delete(["created"]),              # index list and /api/indexes show it (issue 28, item 6)
+    "created-a-number": _set(["created"], 20240101),
+    "no-normalization": _delete(["normalization"]),  # read when words are inserted
+    "history-not-a-list": _set(["history"], {"a": 1}),
+    "offsets-without-its-words": _set(["kind"], "offsets"),  # an offsets index names its words index
 }
 
 
@@ -91,7 +96,27 @@ def test_structural_edits_are_one_clear_line(cli, clean, tmp_path, edit):
     assert r.code == 0 and {x["name"]: x["status"][:7] for x in json.loads(r.out)} == {"twin": "ok", "w": "damaged"}
     r = cli("--home", home, "sql", "select count(*) as n from words", "--format", "json")
     served = 600 if edit.startswith("index-option") else 300  # FAISS options do not concern the shards SQL reads
-    assert r.code == 0 and json.loads(r.out) == [{"n": served}], r
+    if edit != "offsets-without-its-words":
+        assert r.code == 0 and json.loads(r.out) == [{"n": served}], r
+    # and the server lists both, the damaged one with its reason
+    from lexprobe.serve.app import create_app
+
+    listed = create_app(home, models=()).test_client().get("/api/indexes").get_json()["indexes"]
+    rows = {row["name"]: row for row in listed}
+    assert rows["twin"]["kind"] == "words" and ("error" in rows["w"]) == (not edit.startswith("index-option"))
+
+
+def test_a_manifest_that_is_not_a_regular_file_is_damaged_not_waited_on(cli, clean, tmp_path):
+    import os
+
+    home = tmp_path / "home"
+    shutil.copytree(clean, home)
+    (home / "w" / "manifest.json").unlink()
+    os.mkfifo(home / "w" / "manifest.json")
+    r = cli("--home", home, "index", "list", "--format", "json")
+    assert r.code == 0 and {x["name"]: x["status"][:7] for x in json.loads(r.out)} == {"twin": "ok", "w": "damaged"}
+    r = cli("--home", home, "query", "neighbors", "--index", "w", "word0")
+    assert r.code == 2 and "not a regular file" in r.err, r
 
 
 def test_faiss_file_of_another_index_of_the_same_shape_is_refused(cli, clean, tmp_path):

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 import uuid
 import weakref
@@ -50,6 +51,14 @@ _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 RESERVED_NAMES = ("words", "offsets", "tokens")
 # the side files each kind's manifest must list (the FAISS index, the token index's sentences)
 KIND_FILES = {"words": ("faiss",), "offsets": (), "tokens": ("faiss", "sentences")}
+# (meta key, check, what it must be): the settings each kind's reader takes from its manifest
+KIND_META = {
+    "tokens": (("model", lambda v: isinstance(v, str) and bool(v), "a model name"),
+               ("layers", lambda v: isinstance(v, list) and bool(v) and all(type(x) is int for x in v),
+                "a list of layer numbers"),
+               ("pooling", lambda v: isinstance(v, str) and bool(v), "a pooling name")),
+    "offsets": (("words_index", lambda v: isinstance(v, str) and is_valid_name(v), "an index name"),),
+}
 _SHARD_FILE_RE = re.compile(r"part-\d{5}\.arrow")
 _CHUNK = 1 << 22
 
@@ -417,6 +426,8 @@ def read_manifest(path: str | os.PathLike, display: str | os.PathLike | None = N
     """Read and check a manifest (JSON, own checksum, schema version)."""
     display = display or path
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the reader for ever
+            raise CorruptIndexError(f"{display}: not a regular file (the index folder is damaged)")
         raw = Path(path).read_bytes()
     except FileNotFoundError:
         raise
@@ -455,9 +466,13 @@ def _check_structure(m: dict, display) -> None:
         raise CorruptIndexError(f"{display}: {problem} (the manifest was edited or damaged; rebuild the index)")
 
     for key, kind in (("name", str), ("kind", str), ("version_id", str), ("source", str), ("shards", list),
-                      ("files", dict), ("tombstones", list), ("meta", dict), ("columns", list)):
+                      ("files", dict), ("tombstones", list), ("meta", dict), ("columns", list), ("created", str),
+                      ("normalization", str), ("history", list)):
         if not isinstance(m.get(key), kind):
             bad(f"{key!r} is missing or not a{'n' if kind is int else ''} {kind.__name__}")
+    for key, check, what in KIND_META.get(m["kind"], ()):
+        if not check(m["meta"].get(key)):
+            bad(f"meta {key!r} is missing or not {what} (every {m['kind']} index has it)")
     if not is_valid_name(m["kind"]):
         bad(f"index kind {m['kind']!r} is not a name")
     if not _is_int(m.get("dim"), 1):
