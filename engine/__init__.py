@@ -29,6 +29,7 @@ _EXPORTS = {
     "TokenIndex": ("kinds.tokens", "TokenIndex"),
     "OffsetIndex": ("kinds.offsets", "OffsetIndex"),
     "build_word_index": ("kinds.words", "build_word_index"),
+    "load_vectors": ("kinds.words", "load_vectors"),  # a vector file in memory, as gensim's load_word2vec_format
     "build_token_index": ("kinds.tokens", "build_token_index"),
     "LexprobeError": ("core.errors", "LexprobeError"),
     # the analogies paper: the analogy test with its decomposition, OCS/PCS of word pairs, Table 1

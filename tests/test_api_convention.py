@@ -23,6 +23,7 @@ from lexprobe.kinds.words import WordIndex
 # parameter names the convention replaced: top-k is ``k``, leaving a query's own words out is ``exclude_inputs``
 FORBIDDEN = {"topk", "top_k", "topn", "n", "n_results", "num_results", "exclude", "include_self", "honest"}
 ALLOWED = {("WordIndex.most_similar", "topn"),   # gensim's name, kept for gensim's callers
+           ("WordIndex.most_similar_cosmul", "topn"),  # the same: gensim's sibling of most_similar
            ("analogy_test", "honest")}          # not a switch: also run the honest test (exclude_inputs=False)
 HOME_WITHOUT_INDEX = {"build_wnlampro"}          # its home is where WordNet is kept; it names no index
 
@@ -30,10 +31,13 @@ HOME_WITHOUT_INDEX = {"build_wnlampro"}          # its home is where WordNet is 
 # (builds, inserts, runs); "gensim" gensim's shapes; "other" an object, arrays or records (openers, readers, loaders)
 RETURNS = {
     "result": {"analogy_test", "relation_offsets", "sense_ranking", "WordIndex.neighbors", "TokenIndex.query",
-               "OffsetIndex.select", "probe_wnlampro", "AMModel.infer"},
+               "OffsetIndex.select", "probe_wnlampro", "AMModel.infer", "WordIndex.evaluate_word_pairs"},
     "summary": {"build_word_index", "build_token_index", "offset_table1", "insert_ota", "train_am", "insert_am"},
-    "gensim": {"WordIndex.most_similar", "WordIndex.analogy", "WordIndex.similarity"},
+    "gensim": {"WordIndex.most_similar", "WordIndex.analogy", "WordIndex.similarity", "WordIndex.most_similar_cosmul",
+               "WordIndex.doesnt_match", "WordIndex.closer_than", "WordIndex.rank", "WordIndex.most_similar_to_given",
+               "WordIndex.evaluate_word_analogies"},
     "other": {"open_index", "default_home", "analogy_dataset", "one_token_approximation", "load_lm",
+              "load_vectors", "WordIndex.known", "WordIndex.words_at", "WordIndex.raw_of",
               "build_wnlampro", "read_wnlampro", "WordIndex.open", "WordIndex.ids", "WordIndex.unit_of",
               "WordIndex.vector", "WordIndex.describe", "WordIndex.suggestion", "TokenIndex.open",
               "TokenIndex.encode", "TokenIndex.encoder", "TokenIndex.target_lemma", "TokenIndex.words_of",
@@ -90,8 +94,9 @@ def test_returns_follow_the_convention(name):
         return
     if name in RETURNS["summary"]:
         assert annotation == "dict", name
-    elif name in RETURNS["gensim"]:
-        assert annotation in ("list[tuple[str, float]]", "float"), name
+    elif name in RETURNS["gensim"]:  # gensim's shapes: lists of (word, score), a word, words, a number, a test
+        assert annotation in ("list[tuple[str, float]]", "float", "str", "list[str]", "int",
+                              "tuple[float, list[dict]]"), name
     elif annotation != "pa.Table":
         cls = getattr(sys.modules[func.__module__], annotation, None)
         assert isinstance(cls, type) and issubclass(cls, Result), f"{name} returns {annotation}"

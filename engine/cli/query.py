@@ -174,6 +174,43 @@ def query_offsets(obj: Context, name, relation, dataset, pairs_file, shuffles, s
     click.echo(render(out, fmt, ["relation", "n_pairs", "ocs", "pcs"]))
 
 
+@query_group.command("similarity")
+@click.option("--index", "name", required=True, help="A words index.")
+@click.option("--pairs", "pair_files", required=True, multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="A word-similarity set in its released format (WordSim-353, SimLex-999, MEN, Rare Words) or "
+                   "'word word score' lines; repeat it for several (one row each).")
+@click.option("--restrict-vocab", type=POSITIVE, default=300000, show_default=True,
+              help="Match words within the N most frequent only (gensim's default).")
+@click.option("--case-sensitive", is_flag=True,
+              help="Match words as written (default: ignoring case, each form its most frequent variant, as gensim).")
+@click.option("--dummy4unknown", is_flag=True,
+              help="Score a pair with an unknown word 0.0 instead of leaving it out (gensim's option).")
+@click.option("--resamples", type=POSITIVE, default=1000, show_default=True,
+              help="Bootstrap resamples of the pairs for the correlations' 95% intervals.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the bootstrap.")
+@format_option
+@click.pass_obj
+def query_similarity(obj: Context, name, pair_files, restrict_vocab, case_sensitive, dummy4unknown, resamples, seed,
+                     fmt) -> None:
+    """Word similarity as gensim's evaluate_word_pairs scores it: Spearman's and Pearson's correlation between a
+    set's human scores and the cosines of its pairs, with p-values, the share of pairs with an unknown word
+    (percent), and 95% bootstrap intervals of both correlations. Rows: dataset, pairs, scored, oov_ratio,
+    spearman, spearman_p, spearman_low, spearman_high, pearson, pearson_p, pearson_low, pearson_high."""
+    index = WordIndex.open(name, home=obj.home)
+    rows = []
+    for path in pair_files:
+        s = index.evaluate_word_pairs(path, restrict_vocab=restrict_vocab, case_insensitive=not case_sensitive,
+                                      dummy4unknown=dummy4unknown, n_resamples=resamples, seed=seed)
+        rows.append({"dataset": s.dataset, "pairs": s.pairs.num_rows, "scored": s.n_scored,
+                     "oov_ratio": s.oov_ratio, "spearman": s.spearman[0], "spearman_p": s.spearman[1],
+                     "spearman_low": s.spearman_interval[0], "spearman_high": s.spearman_interval[1],
+                     "pearson": s.pearson[0], "pearson_p": s.pearson[1], "pearson_low": s.pearson_interval[0],
+                     "pearson_high": s.pearson_interval[1]})
+    if fmt == "table":  # p-values far below 1e-4 would print as 0.0000
+        rows = [{**r, **{c: f"{r[c]:.2g}" for c in ("spearman_p", "pearson_p")}} for r in rows]
+    click.echo(render(rows, fmt, list(rows[0])))
+
+
 @query_group.command("senses")
 @click.option("--index", "name", required=True, help="A token index (built by 'lexprobe index tokens').")
 @click.option("--sentence", required=True,

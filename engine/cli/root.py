@@ -223,7 +223,7 @@ def keep_known(index, items: list, words_of=lambda item: [item], *, skip: bool, 
     answered and the skipped ones listed on stderr (``label`` says where an item came from, e.g. its line)."""
     from ..kinds.words import UnknownWords
 
-    known = index.word_to_id
+    known = index.known(w for item in items for w in words_of(item))
     is_bad = [any(w not in known for w in words_of(item)) for item in items]
     bad = [item for item, b in zip(items, is_bad) if b]
     if not bad:

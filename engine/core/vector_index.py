@@ -144,6 +144,17 @@ def load_for(store, *, sample: int | None = 256) -> "VectorIndex":
     return vectors
 
 
+def shard_rows(store, ids: np.ndarray) -> np.ndarray:
+    """Raw vectors of some row ids, row by row from each shard's memory map: no copy of the whole matrix (which
+    spans the shards); one id gives a (1, dim) view."""
+    ids = np.asarray(ids, dtype=np.int64)
+    starts = np.cumsum([0] + [len(t) for t in store.tables])
+    shard = np.searchsorted(starts, ids, side="right") - 1
+    mats = {k: column_matrix(store.tables[k].column("vector")) for k in np.unique(shard).tolist()}
+    rows = [mats[k][i - starts[k]:i - starts[k] + 1] for k, i in zip(shard.tolist(), ids.tolist())]
+    return rows[0] if len(rows) == 1 else np.concatenate(rows) if rows else np.zeros((0, store.dim), np.float32)
+
+
 def check_vectors(vectors: "VectorIndex", store, display, *, sample: int | None = 256) -> None:
     """The FAISS file holds exactly the live row ids and (flat, HNSW) the unit vectors of those rows in the
     shards: all of them, or ``sample`` spread over the index (a FAISS file of another index of the same shape,
@@ -163,13 +174,7 @@ def check_vectors(vectors: "VectorIndex", store, display, *, sample: int | None 
     pos = np.arange(vectors.ntotal) if sample is None else np.unique(
         np.linspace(0, vectors.ntotal - 1, min(sample, vectors.ntotal)).astype(np.int64))
     order = vectors.ids()[pos]
-    if sample is None:
-        raw = store.matrix("vector")[order]
-    else:  # row by row from each shard's memory map: no copy of the whole matrix
-        starts = np.cumsum([0] + [len(t) for t in store.tables])
-        shard = np.searchsorted(starts, order, side="right") - 1
-        mats = {int(k): column_matrix(store.tables[k].column("vector")) for k in np.unique(shard)}
-        raw = np.stack([mats[int(k)][i - starts[k]] for k, i in zip(shard, order)])
+    raw = store.matrix("vector")[order] if sample is None else shard_rows(store, order)
     expected = unit_rows(raw)[0]
     if not np.allclose(stored[pos], expected, atol=1e-4):
         bad = int(order[np.argmax(np.abs(stored[pos] - expected).max(axis=1))])

@@ -7,23 +7,26 @@ from __future__ import annotations
 
 import operator
 import time
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..core import vector_index as vindex
-from ..core.conventions import old_order, renamed
+from ..core.conventions import Result, old_order, renamed
 from ..core.errors import LexprobeError
 from ..core.progress import bar
-from ..core.store import (DEFAULT_SHARD_ROWS, StoreWriter, check_new_index, home_path, vector_array, vector_type,
-                          write_lock)
+from ..core.store import (DEFAULT_SHARD_ROWS, Store, StoreWriter, check_new_index, home_path, vector_array,
+                          vector_type, write_lock)
 from ..sources.vector_files import first_overflowing_row, read_vectors
 
 KIND = "words"
 FAISS_FILE = "faiss.index"
+_SCANS = 32  # word lookups answered by scanning the word column before the word -> id dictionary is built
 
 
 def word_schema(dim: int) -> pa.Schema:
@@ -100,8 +103,11 @@ def build_word_index(name: str, spec: str, *, home: str | Path | None = None, fm
     return {"name": name, "count": count, "dim": source.dim, "duplicates_dropped": source.duplicates,
             "rows_read": source.rows_read, "seconds": round(time.perf_counter() - t0, 2)}
 
-class UnknownWords(LexprobeError):
-    """Words not in a words index: every one named (with the case-folded form where the index has it)."""
+class UnknownWords(LexprobeError, KeyError):
+    """Words not in a words index: every one named (with the case-folded form where the index has it). A
+    ``KeyError`` too, as gensim's ``kv[word]`` raises for an unknown word."""
+
+    __str__ = LexprobeError.__str__  # the message, not KeyError's quoted repr
 
     def __init__(self, index: "WordIndex", words: Sequence[str], source: str = "query", hint: str = ""):
         self.words = list(dict.fromkeys(words))
@@ -114,7 +120,11 @@ class UnknownWords(LexprobeError):
 
 
 class WordIndex(vindex.SearchableView):
-    """An open words index: the verified store plus its FAISS index, with word lookup."""
+    """An open words index: the verified store plus its FAISS index, with word lookup. It also answers as
+    gensim's ``KeyedVectors`` does: ``len(index)``, ``word in index``, ``index[word]`` (the raw vector; a list
+    gives a matrix), ``key_to_index``, ``index_to_key``, ``most_similar``, ``most_similar_cosmul``,
+    ``doesnt_match``, ``rank``, ``closer_than``, ``most_similar_to_given``, ``evaluate_word_analogies`` and
+    ``evaluate_word_pairs``; :func:`load_vectors` opens a vector file as one, in memory."""
 
     kind = KIND
 
@@ -126,18 +136,76 @@ class WordIndex(vindex.SearchableView):
     @cached_property
     def word_to_id(self) -> dict[str, int]:
         """Word -> live row id (a replaced word maps to its newest row)."""
-        dead = set(self.store.tombstones.tolist())
-        return {w: i for i, w in enumerate(self.words) if i not in dead}
+        dead = self.store.tombstones
+        if not len(dead):
+            return dict(zip(self.words, range(len(self.words))))
+        live = np.setdiff1d(np.arange(len(self.words)), dead)
+        return dict(zip([self.words[i] for i in live], live.tolist()))
+
+    def _lookup(self, words: list[str]) -> list[int | None]:
+        """Row id of each word, None where unknown. Until the word -> id dictionary pays (building it costs as
+        much as tens of scans), a few words are found by one scan of the word column (a one-query process never
+        builds it); the words are distinct there without tombstones."""
+        scans = self.__dict__.get("_scans", 0)
+        if "word_to_id" in self.__dict__ or scans >= _SCANS or len(self.store.tombstones) or len(words) > 64:
+            return [self.word_to_id.get(w) for w in words]
+        self.__dict__["_scans"] = scans + 1
+        column = self.store.column("word")
+        hits = np.flatnonzero(pc.is_in(column, value_set=pa.array(words, pa.string())).to_numpy(
+            zero_copy_only=False))
+        found = dict(zip(column.take(pa.array(hits, pa.int64())).to_pylist(), hits.tolist()))
+        return [found.get(w) for w in words]
+
+    def words_at(self, ids: Iterable[int]) -> list[str]:
+        """The words of some row ids (one take from the word column: no list of the whole vocabulary)."""
+        return self.store.column("word").take(pa.array(np.asarray(list(ids), dtype=np.int64))).to_pylist()
+
+    def known(self, words: Iterable[str]) -> set[str]:
+        """The words of ``words`` that the index has."""
+        words = list(dict.fromkeys(words))
+        return {w for w, i in zip(words, self._lookup(words)) if i is not None}
+
+    def __len__(self) -> int:
+        """Live words (gensim's ``len(kv)``)."""
+        return self.store.count - len(self.store.tombstones)
+
+    def __contains__(self, word) -> bool:
+        return isinstance(word, str) and self._lookup([word])[0] is not None
+
+    def __getitem__(self, words: str | Sequence[str]) -> np.ndarray:
+        """gensim's ``kv[word]``: the raw vector of a word, or the (len, dim) matrix of a list of words; an
+        unknown word is :class:`UnknownWords` (a ``KeyError``)."""
+        if isinstance(words, str):
+            return self.vector(words)
+        return self.raw[self.ids(self._words_arg(words, "index[...]"))]
+
+    @property
+    def key_to_index(self) -> dict[str, int]:
+        """gensim's name for :attr:`word_to_id`: word -> row id (the row of ``index[word]`` in :attr:`raw`)."""
+        return self.word_to_id
+
+    @property
+    def index_to_key(self) -> list[str]:
+        """gensim's name for :attr:`words`: the word of each row id."""
+        return self.words
+
+    def raw_of(self, ids: np.ndarray) -> np.ndarray:
+        """Raw vectors of some row ids: rows of :attr:`raw` once it exists, else read from the shards (a few rows
+        need no copy of the whole matrix, which spans the shards)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if "raw" in self.__dict__ or len(self.store.tables) == 1 or len(ids) > 64:
+            return self.raw[ids]
+        return vindex.shard_rows(self.store, ids)
 
     def unit_of(self, ids: np.ndarray) -> np.ndarray:
         """Unit vectors of some row ids (without normalising the whole matrix)."""
-        return vindex.unit_rows(self.raw[np.asarray(ids, dtype=np.int64)])[0]
+        return vindex.unit_rows(self.raw_of(ids))[0]
 
     def ids(self, words: Iterable[str], *, source: str = "query", hint: str = "") -> np.ndarray:
         """Row ids of ``words``; unknown words are one clear error (:class:`UnknownWords`) naming every one,
         with the form the index has where only the case differs (``King`` -> ``king``); ``hint`` ends it."""
         words = list(words)
-        out = [self.word_to_id.get(w) for w in words]
+        out = self._lookup(words)
         if None in out:
             raise UnknownWords(self, [w for w, i in zip(words, out) if i is None], source, hint)
         return np.asarray(out, dtype=np.int64)
@@ -145,10 +213,9 @@ class WordIndex(vindex.SearchableView):
     def suggestion(self, word: str) -> str | None:
         """The form of an unknown ``word`` that the index has when only the case differs: lowercase first (the
         usual lowercased vectors), then capitalised and upper case; None when there is none."""
-        for form in (word.lower(), word.casefold(), word.capitalize(), word.upper()):
-            if form != word and form in self.word_to_id:
-                return form
-        return None
+        forms = [f for f in dict.fromkeys((word.lower(), word.casefold(), word.capitalize(), word.upper())) if f != word]
+        known = self.known(forms)
+        return next((f for f in forms if f in known), None)
 
     def describe(self, words: Iterable[str]) -> str:
         """``'King' (try 'king'), 'xyzzy'``: unknown words, each once, with their suggestions."""
@@ -181,7 +248,7 @@ class WordIndex(vindex.SearchableView):
         q, r = np.nonzero(I >= 0)
         return pa.table({"query": pa.array(np.asarray(words, dtype=object)[q], pa.string()),
                          "rank": pa.array(r + 1, pa.int64()),
-                         "word": pa.array(self.word_array[I[q, r]], pa.string()),
+                         "word": pa.array(self.words_at(I[q, r]), pa.string()),
                          "score": pa.array(D[q, r], pa.float32())})
 
     @cached_property
@@ -204,7 +271,7 @@ class WordIndex(vindex.SearchableView):
         >>> glove.vector("king").shape
         (50,)
         """
-        return self.raw[self.ids(self._words_arg(word, "vector"))[0]]
+        return self.raw_of(self.ids(self._words_arg(word, "vector")))[0]
 
     def similarity(self, w1: str, w2: str) -> float:
         """Cosine similarity of two words (gensim's ``similarity``).
@@ -238,7 +305,8 @@ class WordIndex(vindex.SearchableView):
         ids = self.ids([a, a_star, b])
         D, I = answer_questions(self, ids[:1], ids[1:2], ids[2:], method=method, k=k, exclude_inputs=exclude_inputs,
                                 restrict_vocab=restrict_vocab, eps=DEFAULT_EPS if eps is None else eps)
-        return [(self.words[j], float(d)) for d, j in zip(D[0], I[0]) if j >= 0]
+        found = I[0] >= 0
+        return list(zip(self.words_at(I[0][found]), map(float, D[0][found])))
 
     def most_similar(self, positive: str | Iterable[str] = (), negative: str | Iterable[str] = (), topn: int = 10,
                      restrict_vocab: int | None = None) -> list[tuple[str, float]]:
@@ -260,7 +328,266 @@ class WordIndex(vindex.SearchableView):
         query /= max(float(np.linalg.norm(query)), 1e-12)
         D, I = self.vectors.search(query[None, :].astype(np.float32), topn, exclude=[sorted(set(ids.tolist()))],
                                    restrict=restrict_vocab)
-        return [(self.words[j], float(d)) for d, j in zip(D[0], I[0]) if j >= 0]
+        found = I[0] >= 0
+        return list(zip(self.words_at(I[0][found]), map(float, D[0][found])))
+
+    @cached_property
+    def norms(self) -> np.ndarray:
+        """Length of each raw vector by row id (float32, as gensim's ``fill_norms``)."""
+        return np.linalg.norm(self.raw, axis=1)
+
+    def _dead(self) -> np.ndarray:
+        """A mask over row ids: True for the tombstoned (replaced) rows."""
+        dead = np.zeros(len(self.raw), dtype=bool)
+        dead[self.store.tombstones] = True
+        return dead
+
+    def most_similar_cosmul(self, positive: str | Iterable[str] = (), negative: str | Iterable[str] = (),
+                            topn: int = 10, restrict_vocab: int | None = None) -> list[tuple[str, float]]:
+        """gensim's ``most_similar_cosmul`` (Levy and Goldberg's 3CosMul with cosines shifted to [0, 1] and
+        epsilon 1e-6): the product of the shifted cosines with ``positive`` over that with ``negative`` plus
+        epsilon, best first, inputs excluded, over every word (gensim ignores ``restrict_vocab`` here; lexprobe
+        keeps only the N most frequent words). Equal scores: lower row id first.
+
+        >>> [w for w, _ in lexprobe.open_index("glove").most_similar_cosmul(["king", "woman"], ["man"], topn=2)]
+        ['queen', 'throne']
+        """
+        from ..core.topk import topk_rows
+
+        pos, neg = self._words_arg(positive, "positive"), self._words_arg(negative, "negative")
+        if not pos:
+            raise LexprobeError("most_similar_cosmul: give at least one positive word")
+        if topn < 1:
+            raise LexprobeError(f"most_similar_cosmul: topn must be at least 1, not {topn}")
+        ids = self.ids(pos + neg)
+        n = len(self.raw) if restrict_vocab is None else min(int(restrict_vocab), len(self.raw))
+        V, norms = self.raw[:n], self.norms[:n]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shifted = [(1 + V @ term / norms) / 2 for term in self.unit_of(ids)]
+            scores = np.prod(shifted[:len(pos)], axis=0) / (np.prod(shifted[len(pos):], axis=0) + 0.000001)
+        scores = np.where(np.isfinite(scores) & ~self._dead()[:n], scores, -np.inf).astype(np.float32)
+        scores[ids[ids < n]] = -np.inf
+        cols, vals = topk_rows(scores[None, :], topn)
+        found = np.isfinite(vals[0])
+        return list(zip(self.words_at(cols[0][found]), map(float, vals[0][found])))
+
+    def doesnt_match(self, words: Iterable[str]) -> str:
+        """gensim's ``doesnt_match``: the word least similar to the normalised mean of the words' unit vectors
+        (equal similarities: the first word in sorted order). An unknown word is an error (gensim leaves it
+        out with a warning).
+
+        >>> lexprobe.open_index("glove").doesnt_match(["breakfast", "cereal", "dinner", "lunch"])
+        'cereal'
+        """
+        words = self._words_arg(words, "doesnt_match")
+        if not words:
+            raise LexprobeError("doesnt_match: give at least one word")
+        unit = self.unit_of(self.ids(words))
+        mean = unit.mean(axis=0)
+        mean /= max(float(np.linalg.norm(mean)), 1e-12)
+        return min(zip((unit @ mean).tolist(), words))[1]
+
+    def closer_than(self, word1: str, word2: str) -> list[str]:
+        """gensim's ``closer_than``: every word nearer to ``word1`` by cosine than ``word2`` is, in row order
+        (``word1`` itself left out).
+
+        >>> lexprobe.open_index("glove").closer_than("king", "queen")
+        ['prince']
+        """
+        i1, i2 = self.ids([word1, word2])
+        v = self.raw[i1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            distance = 1 - (self.raw @ v) / (np.linalg.norm(v) * self.norms)  # gensim's arithmetic, float32
+        closer = (distance < distance[i2]) & ~self._dead()
+        closer[i1] = False
+        return self.words_at(np.flatnonzero(closer))
+
+    def rank(self, word1: str, word2: str) -> int:
+        """gensim's ``rank``: the rank of ``word2`` among the neighbours of ``word1`` by cosine (1: nearest).
+
+        >>> lexprobe.open_index("glove").rank("king", "queen")
+        2
+        """
+        return len(self.closer_than(word1, word2)) + 1
+
+    def most_similar_to_given(self, word: str, words: Iterable[str]) -> str:
+        """gensim's ``most_similar_to_given``: the word of ``words`` most similar to ``word`` by cosine (equal
+        similarities: the first listed).
+
+        >>> lexprobe.open_index("glove").most_similar_to_given("king", ["apple", "queen", "car"])
+        'queen'
+        """
+        words = self._words_arg(words, "most_similar_to_given")
+        if not words:
+            raise LexprobeError("most_similar_to_given: give at least one word to choose from")
+        unit = self.unit_of(self.ids([word, *words]))
+        return words[int(np.argmax(unit[1:] @ unit[0]))]
+
+    def _folded_vocab(self, restrict_vocab: int | None, case_insensitive: bool) -> dict[str, int]:
+        """gensim's ``ok_vocab``: each word of the first ``restrict_vocab`` rows, upper-cased when
+        ``case_insensitive``, to the lowest row id with that form (the most frequent variant)."""
+        limit = len(self.words) if restrict_vocab is None else min(int(restrict_vocab), len(self.words))
+        rows = np.flatnonzero(~self._dead()[:limit])
+        words = [self.words[i] for i in rows] if len(rows) < limit else self.words[:limit]
+        if case_insensitive:
+            words = [w.upper() for w in words]
+        return dict(zip(reversed(words), reversed(rows.tolist())))
+
+    def evaluate_word_analogies(self, analogies: str | Path, restrict_vocab: int | None = 300000,
+                                case_insensitive: bool = True, dummy4unknown: bool = False
+                                ) -> tuple[float, list[dict]]:
+        """gensim's ``evaluate_word_analogies`` on a four-column file (``questions-words.txt``), in gensim's
+        shape: ``(accuracy, sections)``, each section ``{"section", "correct", "incorrect"}`` with its questions
+        as ``(a, b, c, expected)`` tuples (upper-cased when ``case_insensitive``), then ``Total accuracy``.
+
+        gensim's rules: words are matched within the ``restrict_vocab`` most frequent, ignoring case unless
+        ``case_insensitive=False`` (then each form is its most frequent variant); a question with a word outside
+        them is left out (``dummy4unknown``: counted incorrect); the others are answered by 3CosAdd with a, b, c
+        excluded, the first of the best five that is not an input in another case being the prediction.
+        Accuracy is correct over answered (0.0 when none is). A malformed line is an error (gensim skips it).
+        """
+        from ..sources.datasets.google import read_questions
+        from .analogy_queries import answer_questions
+
+        fold = str.upper if case_insensitive else (lambda w: w)
+        vocab = self._folded_vocab(restrict_vocab, case_insensitive)
+        sections: list[dict] = []
+        entries = []  # (section, question, ids of a, b, c or None: out of the vocabulary), in file order
+        for q in read_questions(analogies):
+            if not sections or sections[-1]["section"] != q.section:
+                sections.append({"section": q.section, "correct": [], "incorrect": []})
+            words = tuple(fold(w) for w in (q.a, q.a_star, q.b, q.b_star))
+            ids = [vocab.get(w) for w in words]
+            if None not in ids or dummy4unknown:
+                entries.append((sections[-1], words, None if None in ids else ids[:3]))
+        asked = np.asarray([ids for _, _, ids in entries if ids is not None], dtype=np.int64).reshape(-1, 3)
+        _, I = answer_questions(self, asked[:, 0], asked[:, 1], asked[:, 2], k=5, restrict_vocab=restrict_vocab)
+        answers = iter(zip(I, np.reshape(self.words_at(I.reshape(-1).clip(0)), I.shape)))
+        for section, words, ids in entries:
+            predicted = None  # gensim's: the first of the five answers that is no input in another case
+            if ids is not None:
+                for j, w in zip(*next(answers)):
+                    if j < 0:
+                        break
+                    predicted = fold(w)
+                    if predicted not in words[:3]:
+                        break
+            section["correct" if predicted == words[3] else "incorrect"].append(words)
+        total = {"section": "Total accuracy", "correct": [q for s in sections for q in s["correct"]],
+                 "incorrect": [q for s in sections for q in s["incorrect"]]}
+        answered = len(total["correct"]) + len(total["incorrect"])
+        return (len(total["correct"]) / answered if answered else 0.0), sections + [total]
+
+    def evaluate_word_pairs(self, pairs: str | Path | pa.Table, restrict_vocab: int | None = 300000,
+                            case_insensitive: bool = True, dummy4unknown: bool = False, *,
+                            n_resamples: int = 1000, seed: int = 0, level: float = 0.95) -> WordPairScores:
+        """gensim's ``evaluate_word_pairs``: Pearson's and Spearman's correlation, each with its two-sided
+        p-value (scipy's, as gensim reports them), between a word-similarity set's scores and the cosines of
+        its pairs, and the share of pairs with an unknown word (a percentage, as gensim's ``oov_ratio``); plus
+        percentile bootstrap intervals of both correlations (``n_resamples`` resamples of the pairs, ``seed``,
+        ``level``), which gensim lacks. Unpacks as gensim's ``(pearson, spearman, oov_ratio)``.
+
+        ``pairs``: a file in any released format (:func:`lexprobe.sources.datasets.word_pairs.read_word_pairs`:
+        WordSim-353, SimLex-999, MEN, Rare Words) or its table. gensim's rules: words are matched within the
+        ``restrict_vocab`` most frequent (None: all), ignoring case unless ``case_insensitive=False`` (then each
+        form is its most frequent variant); a pair with a word outside them is left out, or scored 0.0 with
+        ``dummy4unknown`` (and the share is then over the pairs scored, as gensim computes it).
+        """
+        from scipy import stats
+
+        from ..core.intervals import correlation_bootstrap
+        from ..sources.datasets.word_pairs import read_word_pairs
+
+        table = pairs if isinstance(pairs, pa.Table) else read_word_pairs(pairs)
+        dataset = (table.schema.metadata or {}).get(b"dataset", b"pairs").decode()
+        fold = str.upper if case_insensitive else (lambda w: w)
+        vocab = self._folded_vocab(restrict_vocab, case_insensitive)
+        ids = np.array([[vocab.get(fold(a), -1), vocab.get(fold(b), -1)] for a, b in zip(
+            table.column("word1").to_pylist(), table.column("word2").to_pylist())], dtype=np.int64).reshape(-1, 2)
+        oov = (ids < 0).any(axis=1)
+        similarity = np.zeros(len(ids), dtype=np.float32)
+        if (~oov).any():
+            u1, u2 = self.unit_of(ids[~oov, 0]), self.unit_of(ids[~oov, 1])
+            similarity[~oov] = np.einsum("ij,ij->i", u1, u2)
+        scored = np.ones(len(ids), bool) if dummy4unknown else ~oov
+        if not scored.any():
+            raise LexprobeError(f"{dataset}: no pair has both words in index {self.name!r}"
+                                f"{'' if restrict_vocab is None else f' (first {restrict_vocab} words)'}")
+        gold, model = table.column("score").to_numpy()[scored], similarity[scored].astype(np.float64)
+        pearson, spearman = stats.pearsonr(gold, model), stats.spearmanr(gold, model)
+        share = oov.sum() / scored.sum() if dummy4unknown else oov.sum() / len(ids)
+        intervals = correlation_bootstrap(gold, model, resamples=n_resamples, seed=seed, level=level)
+        per_pair = table.select(["word1", "word2", "score"]).append_column(
+            "similarity", pa.array(np.where(oov & ~scored, np.nan, similarity), pa.float64(),
+                                   mask=oov & ~scored)).append_column(
+            "oov", pa.array(oov)).append_column("line", table.column("line"))
+        return WordPairScores(dataset, (float(pearson[0]), float(pearson[1])),
+                              (float(spearman[0]), float(spearman[1])), float(share * 100),
+                              intervals["pearson"], intervals["spearman"], level, int(scored.sum()), per_pair)
+
+
+@dataclass(repr=False)
+class WordPairScores(Result):
+    """A word-similarity evaluation (:meth:`WordIndex.evaluate_word_pairs`): the correlations as gensim gives
+    them, each ``(coefficient, p-value)``, the share of pairs with an unknown word (percent), the correlations'
+    bootstrap intervals at ``level``, the pairs scored, and one row per pair in :meth:`to_arrow` (``word1, word2,
+    score, similarity, oov, line``; similarity null for a pair left out)."""
+
+    dataset: str
+    pearson: tuple[float, float]
+    spearman: tuple[float, float]
+    oov_ratio: float
+    pearson_interval: tuple[float, float]
+    spearman_interval: tuple[float, float]
+    level: float
+    n_scored: int
+    pairs: pa.Table
+
+    def __iter__(self):
+        """``pearson, spearman, oov_ratio = index.evaluate_word_pairs(path)``, as with gensim."""
+        return iter((self.pearson, self.spearman, self.oov_ratio))
+
+    def to_arrow(self) -> pa.Table:
+        return self.pairs
+
+    def __repr__(self) -> str:
+        (lo, hi), (plo, phi) = self.spearman_interval, self.pearson_interval
+        return (f"<WordPairScores {self.dataset}: spearman {self.spearman[0]:.3f} [{lo:.3f}, {hi:.3f}], pearson "
+                f"{self.pearson[0]:.3f} [{plo:.3f}, {phi:.3f}], {self.n_scored} pairs scored, "
+                f"{self.oov_ratio:.1f}% oov>")
+
+
+def load_vectors(path: str, *, fmt: str = "auto", vocab: str | None = None, limit: int | None = None,
+                 lowercase: bool = False) -> WordIndex:
+    """Any vector file :func:`build_word_index` reads (word2vec text or binary, GloVe, fastText ``.vec`` and
+    ``.bin``, gensim ``.kv``, a packaged alias, ``hf:MODEL``), opened in memory as a :class:`WordIndex`: no home,
+    no name, nothing written (gensim's ``load_word2vec_format`` in one line). Its name is the file's.
+
+    >>> kv = lexprobe.load_vectors("glove-6b-50d", limit=50000)
+    >>> kv, kv.most_similar("king", topn=1)[0][0]
+    (<WordIndex glove-6b-50d: 50000 x 50, flat>, 'prince')
+    """
+    source, chunks = read_vectors(path, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase)
+    words, matrices, source_ids = [], [], []
+    progress = bar(total=limit, desc=f"read {Path(path).name}", unit="word")
+    for chunk_words, matrix, ids in chunks:
+        words += chunk_words
+        matrices.append(matrix)
+        source_ids.append(ids)
+        progress.update(len(chunk_words))
+    progress.close()
+    if not words:
+        raise LexprobeError(f"{path}: no vectors to read")
+    matrix = np.concatenate(matrices)
+    unit, norms = vindex.unit_rows(matrix)
+    ids = np.arange(len(words), dtype=np.int64)
+    origin = path if path.startswith("hf:") else Path(path).name
+    params = vindex.IndexParams()
+    table = _rows_table(source.dim, ids, words, matrix, norms, ids + 1, origin, np.concatenate(source_ids))
+    manifest = {"kind": KIND, "dim": source.dim, "count": len(words), "source": path,
+                "meta": {**source.meta(), "index": params.as_dict()}}
+    store = Store(path=Path(origin), manifest=manifest, tables=[table], _dir_fd_path="")
+    return WordIndex(store, vindex.VectorIndex(vindex.build(unit, ids, params), params))
 
 
 def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray, *, origin: str,

@@ -7,7 +7,8 @@ CPU, the children's rusage):
   batch: the compiled top-k kernels), and ``query analogy`` for one question;
 - ``import lexprobe; open_index(NAME)``: opening the index, nothing asked (the floor the goal is measured by);
 - gensim: ``KeyedVectors.load`` of the same vectors saved as ``.kv`` (memory-mapped), then ``most_similar``;
-- FAISS: ``read_index`` of the same unit vectors in an ``IndexFlatIP``, then one search.
+- FAISS: ``read_index`` of the same unit vectors in an ``IndexFlatIP``, then one search;
+- ``import pandas`` alone, when pandas is installed: pyarrow imports it at its first use, in every lexprobe process.
 
 **Cold** is each command's first process, lexprobe's with an empty compiled-code folder
 (:mod:`lexprobe.core.compile_cache`: everything compiled that the command needs); **warm** is the median of the
@@ -17,6 +18,7 @@ three tools are compared (the same words, in order).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import statistics
@@ -97,6 +99,8 @@ def run_startup_bench(home: Path, name: str, *, word: str = "king", k: int = 5, 
             "FAISS read_index + search": [sys.executable, "-c", _FAISS, str(faiss_path), str(row), str(k)],
             "lexprobe open_index only": [sys.executable, "-c", _OPEN, name, str(home)],
         }
+        if importlib.util.find_spec("pandas"):  # pyarrow imports it at its first use: part of every answer above
+            commands["import pandas alone"] = [sys.executable, "-c", "import pandas"]
         if analogy:
             commands["lexprobe query analogy, one question"] = lexprobe + ["query", "analogy", "--index", name,
                                                                            *analogy, "-k", str(k)]
