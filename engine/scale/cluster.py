@@ -40,19 +40,44 @@ def connect(address: str | None = None):
     return ray
 
 
+# HTTP/2, as every gRPC client opens: the connection preface and an empty SETTINGS frame
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_H2_SETTINGS = 0x04
+
+
 def _check_reachable(address: str | None, timeout: float = 10.0) -> None:
-    """Fail at once with one line when a ``HOST:PORT`` (or ``ray://HOST:PORT``) address does not answer: Ray
-    itself retries for minutes."""
+    """Fail within ``timeout`` seconds, with one line, when a ``HOST:PORT`` (or ``ray://HOST:PORT``) address does
+    not answer as Ray does: Ray itself retries for minutes, printing its own log lines. Ray's head (its GCS) and
+    its client server speak gRPC, whose first frame is HTTP/2 SETTINGS: a port that accepts but says nothing, or
+    says something else (a web server, a database), is not one."""
     if not address or address in ("auto", "local"):
         return
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         raise LexprobeError(f"bad Ray address {address!r}: use 'auto', 'HOST:PORT' or 'ray://HOST:PORT'")
+    hint = "is it started ('ray start --head'), and is --ray-address / RAY_ADDRESS right?"
     try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
+        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
     except OSError as exc:
-        raise LexprobeError(f"cannot reach the Ray cluster at {address} ({exc.strerror or exc}): is it started "
-                            "('ray start --head'), and is --ray-address / RAY_ADDRESS right?") from None
+        raise LexprobeError(f"cannot reach the Ray cluster at {address} ({exc.strerror or exc}): {hint}") from None
+    head = b""
+    try:
+        with sock:
+            sock.settimeout(timeout)
+            sock.sendall(_H2_PREFACE)
+            while len(head) < 9:
+                more = sock.recv(9 - len(head))
+                if not more:
+                    break
+                head += more
+    except socket.timeout:
+        raise LexprobeError(f"cannot connect to Ray at {address}: the port accepts but says nothing within "
+                            f"{timeout:g} s (not a Ray head or client server); {hint}") from None
+    except OSError:  # reset or closed on our first bytes: not a gRPC server
+        head = b""
+    if len(head) < 9 or head[3] != _H2_SETTINGS:
+        raise LexprobeError(f"cannot connect to Ray at {address}: the port answers, but not as Ray's gRPC server "
+                            f"does (another service?); {hint}")
 
 
 def get(refs):
