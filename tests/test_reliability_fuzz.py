@@ -118,3 +118,104 @@ def test_sql_statements(cli, fuzz_home, tmp_path, monkeypatch, statement):
     monkeypatch.chdir(tmp_path)
     _ok_or_one_line(cli("--home", fuzz_home, "sql", statement))
     assert not any(tmp_path.iterdir())  # nothing written outside
+
+
+# ------------------------------------------------------------------------- the serve API (issue 28, item 7)
+
+SERVE_KEYS = ["index", "word", "k", "a", "a_star", "b", "method", "honest", "dataset", "relation", "lowercase",
+              "shuffles", "seed", "sentence", "target", "occurrence", "definitions", "model", "text"]
+SERVE_VALUES = st.one_of(TEXTS, NUMBERS, st.sampled_from(["w", "word0", "word2", "word4", "w2_1", "google", "bats",
+                                                          "add", "mul", "pairdir", "capital", "1", "0", "___",
+                                                          "a ___ b", "splade-tiny", "smollm2", "/etc", "../w"]))
+
+
+def _query(params: list[tuple[str, str]]) -> str:
+    """A raw query string as a client could send it: UTF-8 percent-encoded, lone surrogates as their bytes."""
+    from urllib.parse import quote
+
+    return "&".join(quote(k.encode("utf-8", "surrogatepass"), safe="") + "="
+                    + quote(v.encode("utf-8", "surrogatepass"), safe="") for k, v in params)
+
+
+@pytest.fixture(scope="module")
+def serve_client(fuzz_home, tmp_path_factory):
+    """The API over the fuzz home, a Google file over its words, no model served."""
+    from lexprobe.serve.app import create_app
+
+    data = tmp_path_factory.mktemp("serve_data")
+    (data / "google").mkdir()
+    (data / "google" / "questions-words.txt").write_text(": capital\nword0 word2 word4 word6\nword8 word10 word12 "
+                                                         "word14\n: family\nword0 word4 word2 word6\n")
+    return create_app(fuzz_home, models=(), data_places=[data]).test_client()
+
+
+def _json_answer(response, home: Path) -> dict:
+    assert response.status_code in (200, 400, 404), (response.status_code, response.data[:300])
+    body = response.get_json()
+    assert isinstance(body, dict), response.data[:300]
+    if response.status_code != 200:
+        assert list(body) == ["error"] and "\n" not in body["error"], body
+    assert str(home) not in response.get_data(as_text=True)
+    return body
+
+
+@FAST
+@given(endpoint=st.sampled_from(["indexes", "neighbors", "analogy", "offsets", "senses", "probe"]),
+       params=st.lists(st.tuples(st.one_of(st.sampled_from(SERVE_KEYS), TEXTS), SERVE_VALUES), max_size=6))
+def test_serve_query_strings(serve_client, fuzz_home, endpoint, params):
+    """Whatever the parameters (repeated, unknown, malformed UTF-8), the answer is JSON: a result or a 4xx."""
+    _json_answer(serve_client.get(f"/api/{endpoint}", query_string=_query(params)), fuzz_home)
+
+
+@FAST
+@given(raw=st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=60))
+def test_serve_raw_query_strings(serve_client, fuzz_home, raw):
+    """Raw text as the query string (stray ``%``, ``&``, ``=``, ``;``, ``+``, non-ASCII)."""
+    query = raw.encode("utf-8").decode("latin-1")
+    for endpoint in ("neighbors", "analogy", "offsets"):
+        _json_answer(serve_client.get(f"/api/{endpoint}", query_string=query), fuzz_home)
+
+
+@FAST
+@given(host=st.one_of(
+    st.text(st.characters(codec="ascii", exclude_categories=["Cc"]), max_size=40),
+    st.builds(lambda name, port: f"{name}:{port}",
+              st.sampled_from(["127.0.0.1", "localhost", "LocalHost", "[::1]", "::1", "127.0.0.2", "0.0.0.0",
+                               "localhost.", "evil.example", "127.0.0.1.nip.io", ""]),
+              st.one_of(st.integers(0, 70000).map(str), st.sampled_from(["", "80", "x", "8765@evil"])))))
+def test_serve_host_headers(serve_client, fuzz_home, host):
+    """Only the loopback names (any port, for the in-process client) are answered; anything else is a 400."""
+    response = serve_client.get("/api/indexes", headers={"Host": host})
+    body = _json_answer(response, fuzz_home)
+    name, _, port = host.strip().lower().rpartition(":") if not host.strip().endswith("]") else (host, "", "")
+    name = name or host.strip().lower()
+    own = name in ("127.0.0.1", "localhost", "[::1]") and (port == "" or port.isdigit()) and "@" not in host
+    assert (response.status_code == 200) == own, (host, body)
+
+
+# ----------------------------------------------------------------------- the readers (issue 28, item 7)
+
+MAGICS = [b"", b"\x1f\x8b", b"BZh9", b"\xfd7zXZ\x00", (793712314).to_bytes(4, "little"), b"\x93NUMPY", b"\x80\x04",
+          b"3 2\n", b"1 1\na \x00\x00\x80?\n"]
+
+
+@FAST
+@given(suffix=st.sampled_from([".txt", ".vec", ".bin", ".npy", ".gz", ".bz2", ".xz", ".txt.gz", ".bin.bz2",
+                               ".vec.xz", ""]),
+       head=st.sampled_from(MAGICS), body=st.binary(max_size=300))
+def test_vector_readers_on_random_bytes(tmp_path_factory, suffix, head, body):
+    """Random bytes under every extension, behind every magic number: vectors (finite, one dimension) or one
+    InputError naming the file; never another exception, never a pickle loaded."""
+    import numpy as np
+
+    from lexprobe.core.errors import LexprobeError
+    from lexprobe.sources.vector_files import read_vectors
+
+    path = tmp_path_factory.mktemp("bytes") / f"v{suffix}"
+    path.write_bytes(head + body)
+    try:
+        _, chunks = read_vectors(str(path))
+        for words, matrix, _ in chunks:
+            assert len(words) == len(matrix) and np.isfinite(matrix).all()
+    except LexprobeError as exc:
+        assert path.name in str(exc) and "\n" not in str(exc)
