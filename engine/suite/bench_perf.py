@@ -115,6 +115,15 @@ def _probing(ctx: SuiteRun) -> dict:
                              record_path=ctx.record_path("probing"))
 
 
+def _am(ctx: SuiteRun) -> dict:
+    from ..rare_words.bench_am import run_am_bench
+
+    r = run_am_bench(home=ctx.home, targets=_glove(ctx), corpus=f"wsd:{_need(ctx, 'semcor')}", batches=100,
+                     min_count=100, seed=ctx.seed, record_path=ctx.record_path("am"))
+    return {**r, "answers": f"mean loss relative difference {r['max_rel_loss_diff']:.1e}; contexts index "
+                            f"{r['tokens_per_s']:.0f} tokens/s"}
+
+
 def _on_one_thread(run: Callable[[], dict]) -> dict:
     """SmolLM2's benchmarks run on one torch thread, both ways: on this shared 2-core machine two spinning
     OpenMP threads made a 135M-parameter model many times slower (the record says the thread count)."""
@@ -200,6 +209,8 @@ BENCHMARKS = [
     Benchmark("probing-smollm2", "batched next-token probing on SmolLM2-135M, shared prefixes, last-position logits",
               "one sentence at a time, full-vocabulary logits at every position", "sentences/s", 10.0,
               _probing_causal),
+    Benchmark("am", "batched AM training (v_C once, padded tensors), GloVe targets, SemCor contexts, min count 100",
+              "instance at a time (the authors' batch builder)", "instances/s", 10.0, _am),
     Benchmark("bf16-encode", "MiniLM token encoding, bfloat16 autocast", "float32, same sentences", "tokens/s",
               None, _bf16_encode),
     Benchmark("bf16-probing", "SPLADE-tiny WNLaMPro probing, bfloat16 autocast", "float32, same sentences",
