@@ -24,14 +24,15 @@ from .options import (CORPUS_HELP, DATASET_HELP, INDEX_NAME, POSITIVE, SEED, bui
 
 @index_group.command("words")
 @click.option("--vectors", "spec", required=True,
-              help="A vector file (word2vec .bin/.txt, GloVe .txt, fastText .vec, .npy; gzip/bz2/xz read as they are; "
-                   "a fastText .bin model or gensim .kv through gensim), 'glove-6b-50d' (the "
+              help="A vector file (word2vec .bin/.txt, GloVe .txt, fastText .vec and .bin, .npy; gzip/bz2/xz read as "
+                   "they are; a gensim .kv/.model through gensim: a pickle, open only files you trust), 'glove-6b-50d' (the "
                    "packaged GloVe) or 'hf:MODEL' (a transformer's whole-word input embeddings; MODEL may be "
                    "'minilm', 'splade-tiny', a Hugging Face name or a local path).")
 @click.option("--name", required=True, type=INDEX_NAME, help="Name of the index to build under the home.")
 @replace_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="Vector file format; 'auto' guesses from the extension and the first line.")
+              help="Vector file format; 'auto' guesses from the extension and the file's layout (a pickle only as "
+                   ".kv/.model).")
 @click.option("--vocab", type=click.Path(dir_okay=False), help="Vocabulary file for .npy vectors (one word a line).")
 @click.option("--limit", type=POSITIVE, help="Keep the first N words (files list the most frequent first).")
 @click.option("--lowercase/--keep-case", default=False, show_default=True,
@@ -177,8 +178,8 @@ def index_export(obj: Context, name, target, fmt) -> None:
 def index_list(obj: Context, verify: bool, fmt: str) -> None:
     """List the indexes under the home: name, status, kind, rows, dimension, source.
 
-    A damaged index is listed with ``damaged: <reason>`` as its status (a folder whose name no command can take,
-    ``unusable: ...``); the others are listed as usual."""
+    A damaged index is listed with 'damaged: <reason>' as its status (a folder whose name no command can take,
+    'unusable: ...'); the others are listed as usual."""
     rows = []
     for path in list_indexes(obj.home):
         row = {"name": path.name, "status": "ok"}
