@@ -57,7 +57,7 @@ def test_full_disk_build_fails_clearly_and_keeps_the_old_index(cli, small_fs, tm
     assert cli("--home", home, "index", "words", "--vectors", tmp_path / "small.txt", "--name", "w").code == 0
     line = _one_line(cli("--home", home, "index", "words", "--vectors", tmp_path / "big.txt", "--name", "w",
                          "--shard-rows", "5000", "--replace"))
-    assert "No space left on device" in line
+    assert "No space left on device" in line and str(home / "w") in line  # the file named (issue 28, item 4)
     _intact(cli, home, "w", small_words, small_matrix)
     # a build under another name fails the same way and leaves nothing half-written
     _one_line(cli("--home", home, "index", "words", "--vectors", tmp_path / "big.txt", "--name", "other"))

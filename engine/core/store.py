@@ -668,8 +668,12 @@ class StoreWriter:
         number = 1 + max((int(s["file"][5:10]) for s in self.shards), default=-1)
         file = f"part-{number:05d}.arrow"
         path = self.tmp / SHARD_DIR / file
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema) as writer:
-            writer.write_table(table, max_chunksize=len(table) or None)
+        try:
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema) as writer:
+                writer.write_table(table, max_chunksize=len(table) or None)
+        except OSError as exc:  # pyarrow's message names no file (a full disk)
+            raise LexprobeError(f"{self.final / SHARD_DIR / file}: cannot write the shard "
+                                f"({getattr(exc, 'strerror', None) or exc})") from None
         size, crc = file_crc32(path)
         self.shards.append({"file": file, "rows": len(table), "bytes": size, "crc32": crc})
         self.count += len(table)
@@ -711,10 +715,13 @@ class StoreWriter:
         }
         manifest["checksum"] = _manifest_checksum(manifest)
         mpath = self.tmp / MANIFEST
-        with open(mpath, "w", encoding="utf-8") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True, ensure_ascii=False)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(mpath, "w", encoding="utf-8") as f:
+                json.dump(manifest, f, indent=1, sort_keys=True, ensure_ascii=False)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:  # a full disk names no file by itself
+            raise LexprobeError(f"{self.final / MANIFEST}: cannot write the manifest ({exc.strerror or exc})") from None
         _fsync_path(self.tmp / SHARD_DIR, directory=True)
         _fsync_path(self.tmp, directory=True)
         _swap_in(self.tmp, self.final)
