@@ -135,6 +135,7 @@ def test_line_length_is_capped(cli, tmp_path, monkeypatch):
     ("count.vec", b"1000000000000 3\na 1 2 3\n"),
     ("dim.vec", b"1 100000000\na 1 2 3\n"),
     ("count.bin", b"1000000000000 3\na " + np.ones(3, "<f4").tobytes() + b"\n"),
+    ("dim.bin.gz", gzip.compress(b"1 1000000000\na " + np.ones(3, "<f4").tobytes() + b"\n")),
 ])
 def test_header_counts_are_checked_against_the_file_before_reading(tmp_path, name, content):
     (tmp_path / name).write_bytes(content)

@@ -441,6 +441,10 @@ def _w2v_bin_chunks(path: Path) -> Iterator[Chunk]:
     with open_binary(path) as f:
         header = f.readline(1024)
         count, dim = _header(path, header.split())
+        longest = read_limit("line")
+        if 4 * dim + 2 > longest:  # an entry is read whole, as a text line is
+            _fail(path, f"header declares dimension {dim}: each entry would pass the {longest}-byte line limit "
+                  f"({LIMITS['line'][0]}=BYTES raises it)", 1, True)
         need = count * (4 * dim + 2)  # a word of one byte, its space and the vector, at the least
         have = (os.stat(path).st_size - len(header)) if kind is None else read_limit("decompressed")
         if need > have:
@@ -453,7 +457,7 @@ def _w2v_bin_chunks(path: Path) -> Iterator[Chunk]:
 
 def _w2v_bin_entries(path: Path, f, count: int, dim: int) -> Iterator[Chunk]:
     """The entries of a word2vec binary stream ``f`` after its header."""
-    block = max(1 << 24, 64 * (MAX_WORD_BYTES + 4 * dim + 2))
+    block = max(1 << 24, 4 * (MAX_WORD_BYTES + 4 * dim + 2))
     data, pos, ended = b"", 0, False
     entry = 0
     step = 4 * dim
