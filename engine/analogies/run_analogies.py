@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -134,8 +135,11 @@ def open_offsets(home: Path, words, dataset: str, offsets_name: str):
 
 @old_order("home", "words_name", "dataset")
 def run_table1(words_name: str, dataset: str, *, home: str | Path | None = None, offsets_name: str,
-               n_shuffles: int = 50, replicates: int = 10, seed: int = 0, pool_size: int = 10_000, out=None) -> dict:
-    """Table 1 and Figure 5 (:func:`lexprobe.analogies.offset_baselines.table1`), written to ``out``.
+               n_shuffles: int = 50, replicates: int = 10, seed: int = 0, pool_size: int = 10_000, out=None,
+               relation_names: Sequence[str] = ()) -> dict:
+    """Table 1 and Figure 5 (:func:`lexprobe.analogies.offset_baselines.table1`), written to ``out``;
+    ``relation_names`` (codes such as ``I01`` or full names): those relations only, their random sets drawn from
+    them and not stored in the offsets index (it keeps the whole dataset's).
 
     The offsets index is built when missing; the shuffled offsets of the real relations and the random sets
     it does not hold yet for this seed are appended to it (kinds ``shuffled``, ``permuted``, ...). Writes
@@ -155,6 +159,15 @@ def run_table1(words_name: str, dataset: str, *, home: str | Path | None = None,
     relations, skipped = scored_relations(index.select(kind="true"))
     if not relations:
         raise LexprobeError(f"{dataset}: no relation has 3 or more pairs in words index {words_name!r}")
+    if relation_names:
+        chosen = {}
+        for wanted in relation_names:
+            found = [r for r in relations if wanted == r.relation or wanted.upper() == r.relation.split()[0].upper()]
+            if not found:
+                raise LexprobeError(f"{dataset}: no relation {wanted!r} with 3 or more pairs in words index "
+                                    f"{words_name!r} (relations: {', '.join(r.relation.split()[0] for r in relations)})")
+            chosen[found[0].relation] = found[0]
+        relations = list(chosen.values())
     appended = 0
     shuffled = missing_shuffles(words, relations, index.select(kind=SHUFFLED), n_shuffles, seed)
     if shuffled is not None:
@@ -162,11 +175,12 @@ def run_table1(words_name: str, dataset: str, *, home: str | Path | None = None,
         index = open_offsets(home, words, dataset, offsets_name)
     pool = random_pool(words.words, dataset_words(dataset), pool_size)
     t1 = table1(words, index, relations, pool, n_shuffles=n_shuffles, replicates=replicates, seed=seed)
-    if t1.new_sets is not None:
+    if t1.new_sets is not None and not relation_names:
         appended += append_offsets(home, offsets_name, t1.new_sets)["appended"]
     summary = {"words": words_name, "dataset": dataset, "offsets_index": offsets_name, "shuffles": n_shuffles,
                "replicates": replicates, "seed": seed, "pool_size": int(len(pool)), "relations": len(relations),
                "skipped_relations": skipped, "skipped_kinds": [k for k in KINDS if k not in t1.kinds],
+               "only_relations": [r.relation for r in relations] if relation_names else [],
                "rows_appended": appended, "table1": t1.by_category, "table1_rule": chance_rows(t1.by_category)}
     if out is not None:
         run = RunDir(out)

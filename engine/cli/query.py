@@ -10,7 +10,7 @@ import numpy as np
 
 from ..kinds.analogy_queries import DEFAULT_EPS, METHODS
 from ..kinds.words import WordIndex
-from .root import Context, format_option, keep_known, opened, query_group, skip_unknown_option
+from .root import Context, format_option, keep_known, model_hint, opened, query_group, skip_unknown_option
 from ..core.errors import LexprobeError
 from ..core.formatting import render
 from .options import (DATASET_HELP, K, POSITIVE, POSITIVE_FLOAT, SEED, clamp_k, device_option, device_options,
@@ -237,11 +237,16 @@ def query_senses(obj: Context, name, sentence, target, occurrence, lemma, all_le
     most similar to it (cosine). Rows: rank, score, sense, lemma, pos, the instance's sentence with its target
     marked [[...]] and its instance id. With --engine ray the index's shards are searched by Ray actors and
     their top-k merged: the same rows as the local search. The query is embedded on --device in the index's dtype."""
-    from ..kinds.tokens import TokenIndex
+    import warnings
 
-    with opened(TokenIndex, obj, name, engine, ray_address, shard_groups) as index:
+    from ..kinds.tokens import NoLemmaInstances, TokenIndex
+
+    with opened(TokenIndex, obj, name, engine, ray_address, shard_groups) as index, warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoLemmaInstances)  # printed below as a note, from the table
+        with model_hint(index.settings.get("model", "the index's model")):
+            encoder = index.encoder(device=device)
         hits = index.query(sentence, target, k, same_lemma=not all_lemmas, lemma=lemma, occurrence=occurrence,
-                           definitions=definitions, encoder=index.encoder(device=device))
+                           definitions=definitions, encoder=encoder)
     meta = {key.decode(): value.decode() for key, value in (hits.schema.metadata or {}).items()}
     for note in filter(None, meta.get("note", "").split("\n")):
         click.echo(f"note: {note}", err=True)
@@ -294,7 +299,8 @@ def query_probe(model, texts, text_file, k, gold, device, dtype, fmt) -> None:
     sentences = list(texts) + (text_lines(text_file, "sentences") if text_file else [])
     if not sentences:
         raise LexprobeError("give a sentence with a blank (TEXT) or --file FILE")
-    lm = load_lm(model, device=device, dtype=dtype)
+    with model_hint(model):
+        lm = load_lm(model, device=device, dtype=dtype)
     k = clamp_k(k, lm.vocab_size, "tokens of the vocabulary")
     several = len(sentences) > 1
     if gold:

@@ -151,16 +151,16 @@ class RootGroup(Group):
 @click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--home", envvar="LEXPROBE_HOME", type=click.Path(file_okay=False),
               help="Folder holding the indexes (env LEXPROBE_HOME; default: the checkout's indexes/ when run inside "
-                   "one, else ~/.local/share/lexprobe/indexes; `index list` shows it).")
+                   "one, else ~/.local/share/lexprobe/indexes; 'lexprobe index list' shows it).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 @click.version_option(__version__, prog_name="lexprobe")
 @click.pass_context
 def cli(ctx: click.Context, home: str, quiet: bool) -> None:
     """lexprobe: probe word embeddings through vector indexes.
 
-    Build indexes (``index``), ask them questions (``query``, ``sql``) and run the papers' analyses (``run``)
-    and speed benchmarks (``bench``). Indexes live under --home. --home, --quiet and --format work before or
-    after the subcommand.
+    Build indexes (lexprobe index ...), ask them questions (query, sql), run the papers' analyses (run) and
+    speed benchmarks (bench). Indexes live under --home. --home, --quiet and --format work before or after the
+    subcommand.
     """
     set_quiet(quiet)
     ctx.obj = Context(home=Path(home) if home else default_home())
@@ -242,6 +242,24 @@ def keep_known(index, items: list, words_of=lambda item: [item], *, skip: bool, 
     if not kept:
         raise LexprobeError(f"{source}: nothing left to answer: every item has an unknown word")
     return kept
+
+
+MODEL_HINT_SECONDS = 5.0  # loading a model for longer than this prints the hint below
+
+
+@contextlib.contextmanager
+def model_hint(model: str):
+    """Time a model's loading (the block); when it took long, say on stderr that every such command loads it
+    again, and where it stays loaded."""
+    import time
+
+    start = time.perf_counter()
+    yield
+    seconds = time.perf_counter() - start
+    if seconds >= MODEL_HINT_SECONDS:
+        click.echo(f"note: loading {model} took {seconds:.0f} s, and each command loads it again; from Python "
+                   "(lexprobe.load_lm, lexprobe.open_index) or with 'lexprobe serve' it stays loaded between "
+                   "questions", err=True)
 
 
 @contextlib.contextmanager

@@ -133,6 +133,9 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
 @click.option("--offsets", "offsets_name",
               help="Offsets index holding the true, shuffled and random-set offsets (default: WORDS-bats-offsets; "
                    "built when missing).")
+@click.option("--relation", "relations", multiple=True,
+              help="Only this relation of --dataset, by code (I01) or full name; repeat it for several (their "
+                   "random sets are drawn from them and not stored in the offsets index).")
 @click.option("--shuffles", type=click.IntRange(1), default=50, show_default=True,
               help="Shuffled offset sets per relation (and per random set) for the PCS.")
 @click.option("--replicates", type=click.IntRange(1), default=10, show_default=True,
@@ -150,13 +153,17 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
 @click.option("--record", type=click.Path(dir_okay=False),
               help="--compare: markdown file the timing is appended to (default: benchmark.md in --out).")
 @click.pass_obj
-def run_offsets(obj: Context, words_index, dataset, offsets_name, shuffles, replicates, pool_size, seed, out,
-                compare, loop_sample, record) -> None:
+def run_offsets(obj: Context, words_index, dataset, offsets_name, relations, shuffles, replicates, pool_size, seed,
+                out, compare, loop_sample, record) -> None:
     """Table 1 and Figure 5 of Fournier et al. (2020): OCS and PCS of every relation beside six random
     analogy sets (permuted, mismatched within / across broad types, random start / end / both words);
     with --compare, timed against a per-pair Python-loop baseline run on a sample in the same process."""
     options = dict(offsets_name=offsets_name or default_offsets_name(words_index, dataset), n_shuffles=shuffles,
                    replicates=replicates, seed=seed, pool_size=pool_size, out=out)
+    if relations and compare:
+        raise LexprobeError("--relation runs a part of Table 1; --compare times the whole of it: give one")
+    if relations:
+        options["relation_names"] = relations
     if compare:
         from ..analogies.bench_offsets import run_offsets_bench
 

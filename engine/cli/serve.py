@@ -31,7 +31,7 @@ def serve(obj: Context, host: str, port: int, threads: int, models: tuple[str, .
     """A web page to explore the indexes of the home: neighbours, analogies, relation offsets (OCS, PCS and a
     scatter), sense rankings and masked-LM probes, with a JSON API under /api/. Read-only: it writes nothing, and
     answers only requests addressed to it (its Host); the --model list is loaded at start; an index is reopened
-    when a writer (e.g. ``ota --into``) commits a new version."""
+    when a writer (e.g. 'lexprobe ota --into') commits a new version."""
     from ..serve.app import LOOPBACK, make_server
 
     if host not in LOOPBACK:

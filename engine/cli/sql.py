@@ -19,8 +19,8 @@ from ..core.formatting import printable, render
 def sql(obj: Context, statement: str, unsafe: bool, fmt: str) -> None:
     """Run a SQL STATEMENT over the indexes.
 
-    Each index is a view named after it; ``words``, ``offsets`` and ``tokens`` are views over all indexes of
-    that kind (without vector columns, with ``index_name``). Example: lexprobe sql "select count(*) from words".
+    Each index is a view named after it; words, offsets and tokens are views over all indexes of
+    that kind (without vector columns, with index_name). Example: lexprobe sql "select count(*) from words".
     Index folders that cannot be served (damaged, or names SQL cannot tell apart) are named on stderr.
     """
     columns, rows, skipped = catalog.query(obj.home, statement, unsafe=unsafe)

@@ -79,9 +79,50 @@ def arrow_to_pandas(table):
     return table.to_pandas()
 
 
+def _brief(value) -> str:
+    """One field's value in a few characters: shapes and lengths for arrays, tables and collections."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (bool, int)) or value is None:
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value if len(value) <= 40 else value[:39] + "…")
+    shape = getattr(value, "shape", None)
+    if shape is not None and hasattr(value, "dtype"):  # numpy (or torch) arrays
+        return f"{str(value.dtype).replace('torch.', '')}{list(shape)}"
+    if hasattr(value, "num_rows") and hasattr(value, "num_columns"):  # Arrow tables
+        return f"table[{value.num_rows} x {value.num_columns}]"
+    if isinstance(value, (list, tuple, dict, set)):
+        short = repr(value)
+        return short if len(short) <= 40 else f"{type(value).__name__}[{len(value)}]"
+    return f"<{type(value).__name__}>"
+
+
+def short_repr(obj) -> str:
+    """A one-line repr of a dataclass: ``<Name field=value ...>`` with arrays, tables and long collections
+    given by shape or length (never their contents), long strings cut, and the fields past about 150
+    characters counted."""
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(obj) if f.repr]
+    parts: list[str] = []
+    for n in names:
+        if sum(len(p) + 1 for p in parts) > 150:
+            parts.append(f"… {len(names) - len(parts)} more fields")
+            break
+        parts.append(f"{n}={_brief(getattr(obj, n))}")
+    return f"<{type(obj).__name__} " + " ".join(parts) + ">"
+
+
 class Result:
     """Base of an analysis's result dataclass: :meth:`to_arrow` is its main table (one row per item the analysis
-    scored), :meth:`to_pandas` the same as a DataFrame; the other fields hold summaries and the material."""
+    scored), :meth:`to_pandas` the same as a DataFrame; the other fields hold summaries and the material. Its
+    repr is one short line (:func:`short_repr`) unless the subclass writes its own."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__:  # set before @dataclass runs, which then keeps it
+            cls.__repr__ = short_repr
 
     def to_arrow(self):
         raise NotImplementedError(f"{type(self).__name__} names its main table")

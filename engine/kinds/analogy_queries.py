@@ -12,11 +12,14 @@ import numpy as np
 
 from ..core.conventions import renamed
 from ..core.errors import LexprobeError
+from ..core.progress import bar, enabled as progress_enabled
 from ..core.topk import topk_rows  # shared with the nearest-neighbour kernel: ties in column order, also across the cut
 
 METHODS = ("add", "mul", "pairdir")
 DEFAULT_EPS = 1e-3
 _CHUNK = 64  # questions per block of the element-wise scans
+_SEARCH_BLOCK = 4096  # 3CosAdd questions per search (a step of the progress bar)
+_BAR_QUESTIONS = 1000  # fewer questions answer too fast for a bar (and a server asks one at a time)
 
 
 def check_method(method: str) -> str:
@@ -63,22 +66,30 @@ def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *,
     """Top-k answers ``(D, I)`` to arbitrary questions a:a*::b:? given as word-id arrays of ``words`` (a
     :class:`~.words.WordIndex`; not imported here, so the words kind can use this module without a loop).
 
-    ``add`` is one batched FAISS search of the queries ``b - a + a*`` (unit vectors, normalised) with a, a*, b
+    ``add`` is a batched search of the queries ``b - a + a*`` (unit vectors, normalised) with a, a*, b
     excluded per query (unless ``exclude_inputs=False``: the honest test); ``mul`` and ``pairdir`` are blocked
     scans: per block of questions one matrix product with the block's words, then element-wise scores, masking
-    and top-k.
+    and top-k. Many questions show a progress bar.
     """
     check_method(method)
     a, a_star, b = (np.asarray(x, dtype=np.int64) for x in (a, a_star, b))
     exclude = np.stack([a, a_star, b], axis=1) if exclude_inputs else None
-    if method == "add":
-        q = words.unit_of(b) - words.unit_of(a) + words.unit_of(a_star)
-        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-        return words.vectors.search(q, k, exclude=exclude, restrict=restrict_vocab)
-    unit = words.unit
-    V = len(unit) if restrict_vocab is None else min(int(restrict_vocab), len(unit))
     D = np.full((len(a), k), -np.inf, dtype=np.float32)
     I = np.full((len(a), k), -1, dtype=np.int64)
+    progress = bar(total=len(a), desc="analogy questions", unit="question",
+                   disable=len(a) < _BAR_QUESTIONS or not progress_enabled())
+    if method == "add":
+        for start in range(0, len(a), _SEARCH_BLOCK):
+            sl = slice(start, start + _SEARCH_BLOCK)
+            q = words.unit_of(b[sl]) - words.unit_of(a[sl]) + words.unit_of(a_star[sl])
+            q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+            D[sl], I[sl] = words.vectors.search(q, k, exclude=None if exclude is None else exclude[sl],
+                                                restrict=restrict_vocab)
+            progress.update(len(q))
+        progress.close()
+        return D, I
+    unit = words.unit
+    V = len(unit) if restrict_vocab is None else min(int(restrict_vocab), len(unit))
     for start in range(0, len(a), _CHUNK):
         sl = slice(start, start + _CHUNK)
         ca, cas, cb = (unit[x[sl]] @ unit[:V].T for x in (a, a_star, b))
@@ -93,4 +104,6 @@ def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *,
         top, vals = topk_rows(R, k)
         I[sl, : top.shape[1]] = np.where(np.isfinite(vals), top, -1)
         D[sl, : vals.shape[1]] = vals
+        progress.update(len(R))
+    progress.close()
     return D, I

@@ -25,6 +25,7 @@ unit vectors, sentences, the FAISS :class:`lexprobe.core.vector_index.VectorInde
 from __future__ import annotations
 
 import time
+import warnings
 from functools import cached_property
 from pathlib import Path
 from typing import Sequence
@@ -168,6 +169,11 @@ def write_token_index(home: Path, name: str, corpus: Corpus, blocks, *, settings
             "encode": stats}
 
 
+class NoLemmaInstances(UserWarning):
+    """A query by example whose lemma the index has no instance of: every instance was ranked instead (the
+    table's metadata ``note`` says the same; the CLI prints it as a note)."""
+
+
 class TokenIndex(vindex.SearchableView):
     """An open token index: the verified store, its FAISS index, its sentences and settings."""
 
@@ -268,6 +274,7 @@ class TokenIndex(vindex.SearchableView):
                     raise LexprobeError(f"index {self.name!r} has no instance of lemma {lemma!r}")
                 notes.append(f"index {self.name!r} has no instance of lemma {target!r} (nor of its WordNet base "
                              f"forms); ranking all {self.store.count} instances")
+                warnings.warn(notes[-1], NoLemmaInstances, stacklevel=2)  # a notebook sees it too
                 restrict = None
         query, _ = unit_rows(self.encode([words], [[(position, length)]], encoder=encoder))
         scores, ids = self.vectors.search(query, k, restrict=restrict)

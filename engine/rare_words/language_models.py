@@ -72,6 +72,13 @@ class _LogitsAt:
         self.head = heads[0] if len(heads) == 1 else None  # e.g. BERT's ``cls``, RoBERTa's ``lm_head``
         self.vocab_size = model.get_output_embeddings().weight.shape[0]
 
+    def __repr__(self) -> str:
+        from pathlib import Path
+
+        name = Path(str(getattr(self.model, "name_or_path", "") or type(self.model).__name__)).name
+        return (f"<{type(self).__name__} {name}: vocabulary {self.vocab_size}, {self.device} "
+                f"{str(self.dtype).replace('torch.', '')}>")
+
     def mask_logits(self, input_ids, attention_mask, mask_pos, inputs_embeds=None, *, full: bool = False,
                     rows=None, position_ids=None):
         """Logits (B, V) float32 on the CPU at each row's mask position (or at (``rows``, ``mask_pos``) pairs,

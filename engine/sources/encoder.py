@@ -155,6 +155,10 @@ class TokenEncoder:
             limit = positions or 512
         self.max_length = int(limit)
 
+    def __repr__(self) -> str:
+        return (f"<TokenEncoder {self.name}: layers {list(self.layers)}, {self.pooling} pooling, dim {self.dim}, "
+                f"{self.device} {str(self.dtype).replace('torch.', '')}>")
+
     @property
     def parameters(self) -> int:
         """Parameters a token is multiplied through: all but the embedding tables and the pooler head

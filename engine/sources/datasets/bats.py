@@ -24,6 +24,7 @@ from typing import Container, Sequence
 
 import numpy as np
 
+from ...core.conventions import short_repr
 from ...core.errors import InputError, LexprobeError
 
 ANSWER_POLICIES = ("first", "any")
@@ -40,6 +41,7 @@ class Relation:
     file: str
     pairs: list[tuple[str, list[str]]] = field(default_factory=list)
     questions: list[tuple[int, int]] | None = None  # (i, j): a:a* = pair i, b:b* = pair j; None: every i != j
+    __repr__ = short_repr  # one line: its pairs counted, not listed
 
     @property
     def starts(self) -> list[str]:
@@ -137,6 +139,7 @@ class Coverage:
     identity: int = 0            # identity pairs dropped (start == answer)
     questions: int | None = None       # a relation listing its questions: how many it lists ...
     questions_kept: int | None = None  # ... and how many have all four words kept
+    __repr__ = short_repr
 
     @property
     def coverage(self) -> float:
