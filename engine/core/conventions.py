@@ -70,12 +70,13 @@ def renamed(**old: str | tuple[str, Callable]):
 
 
 def arrow_to_pandas(table):
-    """``table.to_pandas()``, or one clear error when pandas is not installed (lexprobe does not depend on it)."""
+    """``table.to_pandas()``, or one clear error when pandas is not installed (it comes with the ``notebook``
+    extra, not with core)."""
     try:
         import pandas  # noqa: F401  (pyarrow imports it itself; this only asks whether it is there)
     except ImportError:
-        raise LexprobeError("to_pandas() needs pandas, which is not installed (pip install pandas); "
-                            "to_arrow() gives the same table as an Arrow table") from None
+        raise LexprobeError("to_pandas() needs pandas, which is not installed (pip install 'lexprobe[notebook]' "
+                            "or pandas); to_arrow() gives the same table as an Arrow table") from None
     return table.to_pandas()
 
 
