@@ -40,7 +40,8 @@ Definitions used here (the paper's text where it is explicit):
   patience=None``.
 
 ``model`` is any BERT- or RoBERTa-like ``AutoModel`` or causal LM (GPT-2, Llama; or a model with a head, e.g.
-``...ForMaskedLM``: its ``base_model`` is used); vectors live in its input-embedding space.
+``...ForMaskedLM``: its ``base_model`` is used); vectors live in its input-embedding space. OTA runs on the model's
+device (load it with ``device=``: :func:`lexprobe.sources.models.load_encoder`), always in float32.
 """
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
     layer_idx = _layer_indices(layers, encoder.config.num_hidden_layers)
     cls, sep, period, pad = _special_ids(tokenizer)
     normalise = resolve_distance(distance, model) == "normalised"
-    vocab = torch.as_tensor(context_vocabulary(tokenizer)) if contexts == "random" else None
+    vocab = torch.as_tensor(context_vocabulary(tokenizer), device=device) if contexts == "random" else None
     rates = np.broadcast_to(np.asarray(lr, dtype=np.float32), (n,))
     init = np.asarray(init, dtype=np.float32)
     snap_at = list(range(0, iterations + 1, snapshot_every)) if snapshot_every else []
@@ -209,7 +210,8 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
             draws = None
             if vocab is not None:  # (b, iterations, 2) indices into vocab, per word from its own generator
                 draws = torch.as_tensor(np.stack([np.random.default_rng([seed, zlib.crc32(keys[i].encode())])
-                                                  .integers(0, len(vocab), size=(iterations, 2)) for i in rows]))
+                                                  .integers(0, len(vocab), size=(iterations, 2)) for i in rows]),
+                                        device=device)
             batch = _Batch(encoder, emb, [pieces[i] for i in rows], layer_idx, (cls, sep, period, pad),
                            random=vocab is not None, device=device, normalise=normalise)
             out = batch.run(torch.as_tensor(init[rows], device=device), torch.as_tensor(rates[rows], device=device),
@@ -310,7 +312,7 @@ class _Batch:
         stale = np.zeros(b, np.int64)
         beta1, beta2, eps = 0.9, 0.999, 1e-8
         for it in range(iterations):
-            tl_tr = vocab[draws[active.cpu(), it]].to(V.device) if draws is not None else None
+            tl_tr = vocab[draws[active, it]] if draws is not None else None
             v = V[active].clone().requires_grad_(True)
             loss = self.loss(active, v, tl_tr, cached)
             (g,) = torch.autograd.grad(loss.sum(), v)

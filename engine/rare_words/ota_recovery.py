@@ -102,7 +102,19 @@ def run_recovery(model, tokenizer, *, n_words: int, iterations: int, contexts: S
                  tol: float = 0.01, distance: str = "auto") -> dict:
     """Run the check; returns ``curve`` rows (iteration, contexts, init, lr, mean_cos_distance, read_distance)
     and ``summary`` rows (one per setting), plus the words used. ``distance``: the OTA distance (see
-    :mod:`lexprobe.rare_words.ota`)."""
+    :mod:`lexprobe.rare_words.ota`). The context variants are independent (:func:`recovery_part` each, joined by
+    :func:`merge_recovery`), so they may also run side by side."""
+    parts = [recovery_part(model, tokenizer, ctx, n_words=n_words, iterations=iterations, inits=inits, lrs=lrs,
+                           every=every, layers=layers, seed=seed, batch_size=batch_size, patience=patience, tol=tol,
+                           distance=distance) for ctx in contexts]
+    return merge_recovery(parts)
+
+
+def recovery_part(model, tokenizer, ctx: str, *, n_words: int, iterations: int, inits: Sequence[str] = ("zeros",),
+                  lrs: Sequence[float] = (1e-3,), every: int = WINDOW, layers="all", seed: int = 0,
+                  batch_size: int = 256, patience: int = 300, tol: float = 0.01, distance: str = "auto") -> dict:
+    """One context variant of :func:`run_recovery`: the words, its curve rows and its summary rows (with the
+    distances :func:`merge_recovery` compares with the reference setting's)."""
     if every % WINDOW or iterations % every:
         raise LexprobeError(f"the snapshot step must be a multiple of {WINDOW} and divide the iterations")
     words, token_ids = recovery_words(tokenizer, n_words, seed)
@@ -115,34 +127,41 @@ def run_recovery(model, tokenizer, *, n_words: int, iterations: int, contexts: S
     init = np.concatenate([starts[i] for i, _ in settings])
     rates = np.repeat([lr for _, lr in settings], len(words))
     curve, summary = [], []
-    for ctx in contexts:
-        res = optimise(model, tokenizer, [[t] for t in token_ids] * len(settings), init, keys=words * len(settings),
-                       iterations=iterations, contexts=ctx, lr=rates, layers=layers, seed=seed,
-                       batch_size=batch_size, patience=None, distance=distance, snapshot_every=every,
-                       desc=f"recovery {ctx}")
-        dist = cosine_distance(res.snapshots, np.tile(truth, (len(settings), 1))[None])  # (snaps, rows)
-        read = None if weights is None else cosine_distance(res.snapshots * weights,
-                                                            np.tile(truth * weights, (len(settings), 1))[None])
-        stops = stop_iterations(res.loss_history, patience, tol)
-        for s, (init_name, lr) in enumerate(settings):
-            rows = slice(s * len(words), (s + 1) * len(words))
-            mean = dist[:, rows].mean(1)
-            read_mean = read[:, rows].mean(1) if read is not None else np.full(len(mean), np.nan)
-            curve += [{"iteration": at, "contexts": ctx, "init": init_name, "lr": lr, "mean_cos_distance": float(d),
-                       "read_distance": float(r)} for at, d, r in zip(res.snapshot_at, mean, read_mean)]
-            at_stop = dist[np.asarray(res.snapshot_at).searchsorted(stops[rows]), np.arange(len(words))
-                           + s * len(words)]
-            summary.append({"contexts": ctx, "init": init_name, "lr": lr, "start": float(mean[0]),
-                            "end": float(mean[-1]), "best_iteration": int(res.snapshot_at[int(mean.argmin())]),
-                            "its_to_95": _iterations_to(mean, res.snapshot_at, 1 - mean[-1]),
-                            "stop_it": float(stops[rows].mean()), "dist_at_stop": float(at_stop.mean()),
-                            "read_start": float(read_mean[0]), "read_end": float(read_mean[-1]),
-                            "_mean": mean, "_at": res.snapshot_at})
+    res = optimise(model, tokenizer, [[t] for t in token_ids] * len(settings), init, keys=words * len(settings),
+                   iterations=iterations, contexts=ctx, lr=rates, layers=layers, seed=seed,
+                   batch_size=batch_size, patience=None, distance=distance, snapshot_every=every,
+                   desc=f"recovery {ctx}")
+    dist = cosine_distance(res.snapshots, np.tile(truth, (len(settings), 1))[None])  # (snaps, rows)
+    read = None if weights is None else cosine_distance(res.snapshots * weights,
+                                                        np.tile(truth * weights, (len(settings), 1))[None])
+    stops = stop_iterations(res.loss_history, patience, tol)
+    for s, (init_name, lr) in enumerate(settings):
+        rows = slice(s * len(words), (s + 1) * len(words))
+        mean = dist[:, rows].mean(1)
+        read_mean = read[:, rows].mean(1) if read is not None else np.full(len(mean), np.nan)
+        curve += [{"iteration": at, "contexts": ctx, "init": init_name, "lr": lr, "mean_cos_distance": float(d),
+                   "read_distance": float(r)} for at, d, r in zip(res.snapshot_at, mean, read_mean)]
+        at_stop = dist[np.asarray(res.snapshot_at).searchsorted(stops[rows]), np.arange(len(words))
+                       + s * len(words)]
+        summary.append({"contexts": ctx, "init": init_name, "lr": lr, "start": float(mean[0]),
+                        "end": float(mean[-1]), "best_iteration": int(res.snapshot_at[int(mean.argmin())]),
+                        "its_to_95": _iterations_to(mean, res.snapshot_at, 1 - mean[-1]),
+                        "stop_it": float(stops[rows].mean()), "dist_at_stop": float(at_stop.mean()),
+                        "read_start": float(read_mean[0]), "read_end": float(read_mean[-1]),
+                        "_mean": mean, "_at": res.snapshot_at})
+    return {"words": words, "curve": curve, "summary": summary}
+
+
+def merge_recovery(parts: Sequence[dict]) -> dict:
+    """The context variants' :func:`recovery_part` results as one :func:`run_recovery` result: curves and summaries
+    in order, and each setting's ``its_to_95_ref`` against the reference setting (``REFERENCE``)."""
+    curve = [r for p in parts for r in p["curve"]]
+    summary = [dict(r) for p in parts for r in p["summary"]]
     ref = next((r for r in summary if (r["contexts"], r["init"], r["lr"]) == REFERENCE), None)
     for r in summary:
         mean, at = r.pop("_mean"), r.pop("_at")
         r["its_to_95_ref"] = _iterations_to(mean, at, 1 - ref["end"]) if ref else None
-    return {"words": words, "curve": curve, "summary": summary}
+    return {"words": parts[0]["words"] if parts else [], "curve": curve, "summary": summary}
 
 
 def _iterations_to(mean_distance: np.ndarray, at: Sequence[int], final_similarity: float) -> int | None:

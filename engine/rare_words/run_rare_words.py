@@ -36,22 +36,29 @@ def run_ota_recovery(model: str, out: str | Path, *, n_words: int, iterations: i
                      contexts: Sequence[str] = ("static", "random"), inits: Sequence[str] = ("zeros",),
                      lrs: Sequence[float] = (1e-3,), every: int = 50, layers="all",
                      patience: int = OTA_DEFAULTS["patience"], tol: float = OTA_DEFAULTS["tol"],
-                     batch_size: int = 256, seed: int = 0, threads: int | None = None, device="auto") -> dict:
+                     batch_size: int = 256, seed: int = 0, threads: int | None = None, device="auto",
+                     contexts_side_by_side: bool = False) -> dict:
     """The single-token recovery check (:func:`lexprobe.rare_words.ota_recovery.run_recovery`) of ``model`` on
     ``device`` (float32, as OTA always runs) written into ``out``: ``curve`` and ``summary`` tables (Parquet +
     markdown), ``words.json`` and ``recovery.png`` (one curve per setting, named by its context variant alone when
-    only one init and rate ran). Returns the recovery's result plus ``png`` (the plot's path)."""
-    from .ota_recovery import run_recovery
-    from ..sources.models import load_encoder, load_tokenizer
+    only one init and rate ran). Returns the recovery's result plus ``png`` (the plot's path).
+    ``contexts_side_by_side``: the context variants run at once in worker processes of ``threads`` (default 1)
+    torch threads each (:func:`lexprobe.sources.models.in_processes`), with the same numbers."""
+    from .ota_recovery import merge_recovery, run_recovery
+    from ..sources.models import in_processes, load_encoder, load_tokenizer
 
     bad = [c for c in contexts if c not in ("static", "random")] + [i for i in inits if i not in ("zeros", "mean")]
     if bad:
         raise LexprobeError(f"unknown context variant or init: {', '.join(bad)}")
-    tokenizer, encoder = load_tokenizer(model), load_encoder(model, device=device)
-    with torch_threads(threads):
-        res = run_recovery(encoder, tokenizer, n_words=n_words, iterations=iterations, contexts=contexts,
-                           inits=inits, lrs=lrs, every=every, layers=layers, seed=seed, batch_size=batch_size,
-                           patience=patience, tol=tol)
+    options = dict(n_words=n_words, iterations=iterations, inits=inits, lrs=lrs, every=every, layers=layers,
+                   seed=seed, batch_size=batch_size, patience=patience, tol=tol)
+    if contexts_side_by_side:
+        res = merge_recovery(in_processes([(recovery_part_of, (model, ctx, device), options) for ctx in contexts],
+                                          threads=threads or 1))
+    else:
+        tokenizer, encoder = load_tokenizer(model), load_encoder(model, device=device)
+        with torch_threads(threads):
+            res = run_recovery(encoder, tokenizer, contexts=contexts, **options)
     run = RunDir(out)
     run.write_table("curve", res["curve"])
     run.write_table("summary", res["summary"])
@@ -67,19 +74,28 @@ def run_ota_recovery(model: str, out: str | Path, *, n_words: int, iterations: i
     return {**res, "png": png}
 
 
+def recovery_part_of(model: str, ctx: str, device="auto", **options) -> dict:
+    """:func:`lexprobe.rare_words.ota_recovery.recovery_part` of the model named ``model`` (loaded here: a worker
+    process's call)."""
+    from .ota_recovery import recovery_part
+    from ..sources.models import load_encoder, load_tokenizer
+
+    return recovery_part(load_encoder(model, device=device), load_tokenizer(model), ctx, **options)
+
+
 def ota_stage(run_dir: RunDir, settings) -> Section:
     """The main job's single-token recovery (Figure 1) on the packaged MiniLM: :func:`run_ota_recovery`.
 
-    Runs on one torch thread: its batches are tiny (a few short sequences), and on a busy 2-core machine two
-    OpenMP threads spinning against each other made it about 10 times slower (measured here: 100 iterations
-    of 8 words, 54 s of CPU on two threads, 5 s on one).
+    Runs on one torch thread per context variant, the two variants side by side in two worker processes: its
+    batches are tiny (a few short sequences), and on a busy 2-core machine two OpenMP threads spinning against
+    each other made one process about 10 times slower (``benchmarks/main-job.md``).
     """
     from .rare_word_claims import ota_recovery
 
     n_words, iterations = (8, 200) if settings.quick else (16, 600)
     res = run_ota_recovery("minilm", run_dir.path, n_words=n_words, iterations=iterations,
                            contexts=("static", "random"), every=50, seed=settings.seed, threads=1,
-                           device=settings.device)
+                           device=settings.device, contexts_side_by_side=True)
     section = Section("ota", OTA_TITLE, "rare-words")
     section.findings.append(ota_recovery(res["summary"], section=section.key))
     section.tables.append(Table(
@@ -125,41 +141,60 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
                  batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0,
                  threads: int | None = None, device="auto", dtype="float32", providers=None, policy=None) -> dict:
     """Probe a WNLaMPro file with ``model`` on ``device``, inference in ``dtype`` (OTA in float32)
-    (:func:`lexprobe.rare_words.probing.probe_tables`) and write the run folder ``out``: ``entries.parquet`` (one
-    row per strategy and entry), ``by_bucket`` and ``overall`` (long), ``table.md`` (strategies side by side),
-    ``figure2.png``, ``summary.json``. Returns the tables, the summary and the side-by-side table as
-    ``markdown``. ``providers`` (the AM strategies' keyword vectors) and ``policy`` as in
-    :func:`lexprobe.rare_words.probing.probe`."""
-    from .language_models import load_lm
-    from .probing import population_of, probe_tables, select
+    (:func:`probe_wnlampro`) and write the run folder ``out`` (:func:`write_wnlampro`). Returns the tables, the
+    summary and the side-by-side table as ``markdown``."""
     from ..sources.datasets.wnlampro import read_dataset
 
-    every = select(read_dataset(dataset), split=split, relations=relations)
-    entries = select(every, limit=limit, seed=seed)
-    if not entries:
+    result = probe_wnlampro(model, read_dataset(dataset), dataset=str(dataset), strategies=strategies, split=split,
+                            relations=relations, limit=limit, cutoff=cutoff, batch_size=batch_size,
+                            ota_iterations=ota_iterations, seed=seed, threads=threads, device=device, dtype=dtype,
+                            providers=providers, policy=policy)
+    write_wnlampro(result, out)
+    return result
+
+
+def probe_wnlampro(model: str, entries: Sequence[Entry], *, dataset: str, strategies: Sequence[str] = ("original",),
+                   split: str = "all", relations: Sequence[str] = (), limit: int | None = None, cutoff: int = 100,
+                   batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0,
+                   threads: int | None = None, device="auto", dtype="float32", providers=None, policy=None) -> dict:
+    """WNLaMPro ``entries`` (those of ``split`` and ``relations``, at most ``limit`` per relation) probed with
+    ``model`` (:func:`lexprobe.rare_words.probing.probe_tables`; ``dataset`` names where the entries came from in
+    the summary): the tables, the summary and the side-by-side table as ``markdown``; ``providers`` (the AM
+    strategies' keyword vectors) and ``policy`` as in :func:`lexprobe.rare_words.probing.probe`. Writes nothing."""
+    from .language_models import load_lm
+    from .probing import population_of, probe_tables, select
+
+    every = select(entries, split=split, relations=relations)
+    chosen = select(every, limit=limit, seed=seed)
+    if not chosen:
         raise LexprobeError(f"{dataset}: no entries for split {split!r} and relations {list(relations) or 'all'}")
     with torch_threads(threads):
-        result = probe_tables(entries, load_lm(model, device=device, dtype=dtype), strategies=strategies,
+        result = probe_tables(chosen, load_lm(model, device=device, dtype=dtype), strategies=strategies,
                               cutoff=cutoff, batch_size=batch_size, ota_iterations=ota_iterations, seed=seed,
                               population=population_of(every) if limit is not None else None,
                               providers=providers, policy=policy)
+    result["summary"].update({"model": model, "dataset": dataset, "split": split, "limit": limit, "seed": seed,
+                              **({"dtype": dtype} if dtype != "float32" else {})})
+    return {**result, "markdown": markdown_table(result["wide"])}
+
+
+def write_wnlampro(result: dict, out: str | Path) -> None:
+    """The run folder of :func:`probe_wnlampro`'s ``result``: ``entries.parquet`` (one row per strategy and entry),
+    ``by_bucket`` and ``overall`` (long), ``table.md`` (strategies side by side), ``figure2.png``,
+    ``summary.json``."""
     summary, overall = result["summary"], result["overall"]
-    summary.update({"model": model, "dataset": str(dataset), "split": split, "limit": limit, "seed": seed,
-                    **({"dtype": dtype} if dtype != "float32" else {})})
-    markdown = markdown_table(result["wide"])
     run = RunDir(out)
     run.write_table("entries", result["rows"], markdown=False)
     run.write_table("by_bucket", result["by_bucket"])
     run.write_table("overall", overall)
-    run.write_text("table.md", markdown + "\n")
+    run.write_text("table.md", result["markdown"] + "\n")
     run.write_json("summary.json", summary)
     labels = [b for b in BUCKETS + ("all",) if any(r["bucket"] == b for r in overall)]
     series = {s: [next((r["mrr"] for r in overall if r["strategy"] == s and r["bucket"] == b), 0.0) for b in labels]
-              for s in strategies}
+              for s in summary["strategies"]}
     series["random"] = [summary["random_mrr_by_bucket"].get(b, 0.0) for b in labels]
     bar_chart(run.file("figure2.png"), labels, series, ylabel="MRR",
-              title=f"WNLaMPro MRR by keyword frequency ({model}, {split})")
-    return {**result, "markdown": markdown}
+              title=f"WNLaMPro MRR by keyword frequency ({summary['model']}, {summary['split']})")
 
 
 # Models of the WNLaMPro stage, the masked and the causal one, each with (entries per relation, OTA iterations) for
@@ -172,19 +207,30 @@ STAGE_MODELS = {"splade-tiny": {"quick": (40, 100), "full": (200, 400)},
 STAGE_STRATEGIES = ("original", "ota", "first", "last", "avg")
 
 
-def _stage_model(run_dir: RunDir, settings, model: str) -> dict:
-    """One model of the WNLaMPro stage: WNLaMPro built for its vocabulary and probed with every strategy into
-    ``<stage>/<model>/``; returns what the stage's tables need."""
-    from .probing_scores import bucket_gap, compare_strategies
+def stage_probe(model: str, dataset: str, *, quick: bool, seed: int, home, device="auto",
+                dtype="float32") -> dict:
+    """What one model of the WNLaMPro stage computes, on one torch thread, writing nothing (a worker process's
+    call): WNLaMPro built from WordNet for its vocabulary (``entries``) and probed with every strategy
+    (:func:`probe_wnlampro`'s ``result``; ``dataset`` is where the stage writes the entries)."""
     from .wnlampro_build import build_wnlampro
+
+    limit, ota_iterations = STAGE_MODELS[model]["quick" if quick else "full"]
+    entries = build_wnlampro(model, seed=seed, home=home)
+    result = probe_wnlampro(model, entries, dataset=dataset, strategies=STAGE_STRATEGIES, limit=limit,
+                            ota_iterations=ota_iterations, seed=seed, threads=1, device=device, dtype=dtype)
+    return {"entries": entries, "result": result}
+
+
+def _stage_model(run_dir: RunDir, settings, model: str, computed: dict) -> dict:
+    """One model of the WNLaMPro stage written into ``<stage>/<model>/`` from :func:`stage_probe`'s ``computed``;
+    returns what the stage's tables need."""
+    from .probing_scores import bucket_gap, compare_strategies
 
     limit, ota_iterations = STAGE_MODELS[model]["quick" if settings.quick else "full"]
     folder = run_dir.path / model
-    entries = build_wnlampro(model, seed=settings.seed, home=settings.home)
-    dataset = write_dataset(entries, folder / "dataset")["jsonl"]
-    result = run_wnlampro(model, dataset, folder, strategies=STAGE_STRATEGIES, limit=limit,
-                          ota_iterations=ota_iterations, seed=settings.seed, threads=1, device=settings.device,
-                          dtype=settings.dtype)
+    entries, result = computed["entries"], computed["result"]
+    result["summary"]["dataset"] = str(write_dataset(entries, folder / "dataset")["jsonl"])
+    write_wnlampro(result, folder)
     overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result["overall"]}
     mrr = lambda s, b: overall.get((s, b), float("nan"))  # noqa: E731
     best = max(("first", "last", "avg"), key=lambda s: mrr(s, "all"))
@@ -216,13 +262,18 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
     the frequency effect and OTA against the subword baselines with bootstrap intervals, MRR by relation and
     bucket with intervals.
 
-    A sample of entries per relation (``STAGE_MODELS``, seeded) and a short OTA keep the stage within minutes; it
-    runs on one torch thread like the OTA stage.
+    A sample of entries per relation (``STAGE_MODELS``, seeded) and a short OTA keep the stage within minutes; the
+    two models are built and probed side by side in two worker processes of one torch thread each
+    (:func:`lexprobe.sources.models.in_processes`, the same numbers as one after the other), then written here.
     """
     from .rare_word_claims import frequency_effect, ota_vs_baselines, table4 as table4_finding
     from .wnlampro_build import table4, table4_against_paper
+    from ..sources.models import in_processes
 
-    runs = [_stage_model(run_dir, settings, model) for model in STAGE_MODELS]
+    computed = in_processes([(stage_probe, (model, str(run_dir.path / model / "dataset" / DATASET_FILE)),
+                              {"quick": settings.quick, "seed": settings.seed, "home": settings.home,
+                               "device": settings.device, "dtype": settings.dtype}) for model in STAGE_MODELS])
+    runs = [_stage_model(run_dir, settings, model, c) for model, c in zip(STAGE_MODELS, computed)]
     buckets = ("rare", "medium", "frequent", "all")
     section = Section("wnlampro", WNLAMPRO_TITLE, "rare-words")
     for run in runs:

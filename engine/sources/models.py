@@ -333,3 +333,47 @@ def torch_threads(threads: int | None):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def in_processes(calls, *, threads: int = 1) -> list:
+    """Run ``calls`` (``(function, args, kwargs)``, a module-level function) at once in worker processes, as many
+    as this process has usable cores, each on ``threads`` torch threads; their results in order. Each call
+    computes exactly what it computes alone on those threads (nothing is shared between them), so the answers do
+    not depend on how many run side by side; with one usable core they run here, one after the other. For work
+    whose parts each keep one core busy but not two (small batches, Python between the forward passes). The
+    workers start fresh (spawn: no forked torch thread pools; a script that gets here needs Python's usual
+    ``if __name__ == "__main__":`` guard, as the workers import its main module) and write nothing: what a call
+    returns is written by the caller."""
+    from ..core import progress
+    from ..core.cores import usable_cores
+
+    calls = list(calls)
+    workers = min(len(calls), usable_cores())
+    if workers <= 1:
+        with torch_threads(threads):
+            return [function(*args, **kwargs) for function, args, kwargs in calls]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start,
+                             initargs=(threads, not progress.enabled())) as pool:
+        futures = [pool.submit(_worker_call, function, args, kwargs) for function, args, kwargs in calls]
+        return [f.result() for f in futures]
+
+
+def _worker_start(threads: int, quiet: bool) -> None:
+    import torch
+
+    from ..core.progress import set_quiet
+
+    torch.set_num_threads(threads)
+    set_quiet(quiet)
+
+
+def _worker_call(function, args, kwargs):
+    """``function(*args, **kwargs)``; a lexprobe error comes back as one (its subclasses' own arguments may not
+    survive the trip between processes)."""
+    try:
+        return function(*args, **kwargs)
+    except LexprobeError as exc:
+        raise LexprobeError(str(exc)) from None

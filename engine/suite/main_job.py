@@ -4,7 +4,10 @@ into one report section.
 A stage names the datasets and Python packages it needs and a function ``run(run_dir, settings) -> Section``
 (``run_dir``: the stage's own folder ``RUN_DIR/<stage>``; image paths in the section are relative to it). A
 stage whose data or package is missing is skipped with the reason printed and written into its section, so the
-report always has every section. Each stage is timed; the total is printed at the end. Every random choice in a
+report always has every section. Each stage is timed: wall seconds and CPU seconds (user + system, of this
+process and of the worker processes a stage runs), printed, in the report's settings and in
+``stage_times.md``/``.parquet``; the CPU share (CPU seconds / wall seconds, 2.0 = two cores busy) says how much
+of the machine a stage used. The total is printed at the end. Every random choice in a
 stage derives from ``settings.seed``. The stages of each paper live in that paper's run module
 (:mod:`lexprobe.senses.run_senses`, :mod:`lexprobe.rare_words.run_rare_words`).
 
@@ -15,6 +18,7 @@ source and settings with what the stage wants and rebuilds only when they differ
 from __future__ import annotations
 
 import importlib.util
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,14 +168,26 @@ def _models() -> dict:
     return out
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its children that have ended (a stage's worker
+    processes are joined before the stage returns)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def run_all(out: Path, settings: Settings, stages: Sequence[Stage], *, echo: Callable[[str], None] = print) -> Report:
     """Run ``stages`` in order into ``out``; writes the report after every stage; returns it."""
-    t_start = time.perf_counter()
+    from ..core.cores import usable_cores
+    from ..sources.models import resolve_device
+
+    t_start, cpu_start = time.perf_counter(), cpu_seconds()
     run = RunDir(out)
     report = Report("lexprobe: the three papers' analyses", [], settings={
         "seed": settings.seed, "quick": settings.quick, "index home": str(settings.home),
         "stages": ", ".join(s.name for s in stages), "models": _models(),
+        "device": str(resolve_device(settings.device)), "dtype": settings.dtype,
         **{f"data {k}": v for k, v in settings.data_info.items()}})
+    times = []
     for stage in stages:
         missing = [d for d in stage.datasets if d not in settings.data]
         fn, why = _resolve(stage)
@@ -182,7 +198,7 @@ def run_all(out: Path, settings: Settings, stages: Sequence[Stage], *, echo: Cal
             echo(f"stage {stage.name}: skipped ({why})")
         else:
             echo(f"stage {stage.name}: running ({stage.about})")
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), cpu_seconds()
             try:
                 section = fn(RunDir(out / stage.name), settings)
                 for image in section.images:
@@ -191,11 +207,31 @@ def run_all(out: Path, settings: Settings, stages: Sequence[Stage], *, echo: Cal
                 message = str(exc) if isinstance(exc, LexprobeError) else f"{type(exc).__name__}: {exc}"
                 section = Section(stage.name, stage.title, stage.paper, status="failed", note=message)
             section.seconds = time.perf_counter() - t0
-            echo(f"stage {stage.name}: {section.status} in {section.seconds:.1f} s"
-                 + (f" ({section.note})" if section.status != "done" else ""))
+            times.append(_stage_time(stage.name, section.status, section.seconds, cpu_seconds() - cpu0))
+            echo(f"stage {stage.name}: {section.status} in {section.seconds:.1f} s, CPU {times[-1]['cpu_s']:.1f} s "
+                 f"(share {times[-1]['cpu_share']:.2f})" + (f" ({section.note})" if section.status != "done" else ""))
         report.sections.append(section)
+        _write_times(run, report, times)
         write_report(report, run.path)
     report.seconds = time.perf_counter() - t_start
+    total = _stage_time("total", "", report.seconds, cpu_seconds() - cpu_start)
+    _write_times(run, report, times + [total])
     write_report(report, run.path)
-    echo(f"total time: {report.seconds:.1f} s ({report.seconds / 60:.1f} min)")
+    echo(f"total time: {report.seconds:.1f} s ({report.seconds / 60:.1f} min), CPU {total['cpu_s']:.1f} s "
+         f"(share {total['cpu_share']:.2f} of {usable_cores()} cores)")
     return report
+
+
+def _stage_time(name: str, status: str, wall: float, cpu: float) -> dict:
+    return {"stage": name, "status": status, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "cpu_share": round(cpu / wall, 2) if wall > 0 else 0.0}
+
+
+def _write_times(run: RunDir, report: Report, times: list[dict]) -> None:
+    """The stages' wall and CPU seconds: ``stage_times`` (Parquet + markdown) and a line in the report's settings
+    (the settings are not part of what two runs with the same seed must share)."""
+    if not times:
+        return
+    run.write_table("stage_times", times)
+    report.settings["stage times (wall s, CPU share)"] = {t["stage"]: f"{t['wall_s']:g} s, {t['cpu_share']:.2f}"
+                                                          for t in times}
