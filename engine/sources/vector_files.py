@@ -120,11 +120,6 @@ def compression_name(path: Path) -> str | None:
     return next((name for name, magic in MAGICS.items() if head.startswith(magic)), None)
 
 
-def compression(path: Path):
-    """Whether ``path`` is compressed (gzip, bzip2, xz): its compressor's name, else None."""
-    return compression_name(path)
-
-
 def open_binary(path: Path, *, max_bytes: int | None = None):
     """``path`` opened for reading bytes (a regular file only), decompressed on the fly when it is gzip, bzip2 or
     xz: at most ``max_bytes`` (default :func:`read_limit` ``decompressed``) come out, and a stream that ends early or
@@ -929,7 +924,7 @@ def open_vectors(spec: str, *, fmt: str = "auto", vocab: str | None = None) -> t
     elif fmt == "gensim":
         chunks = _gensim_chunks(path)
     else:
-        if compression(path) is not None:
+        if compression_name(path) is not None:
             raise InputError(path, "a compressed .npy file: decompress it first (it is memory-mapped)")
         chunks = _npy_chunks(path, Path(vocab) if vocab else None)
     return source, _guarded(path, chunks, tried)
