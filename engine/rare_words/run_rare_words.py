@@ -207,17 +207,17 @@ STAGE_MODELS = {"splade-tiny": {"quick": (40, 100), "full": (200, 400)},
 STAGE_STRATEGIES = ("original", "ota", "first", "last", "avg")
 
 
-def stage_probe(model: str, dataset: str, *, quick: bool, seed: int, home, device="auto",
-                dtype="float32") -> dict:
-    """What one model of the WNLaMPro stage computes, on one torch thread, writing nothing (a worker process's
-    call): WNLaMPro built from WordNet for its vocabulary (``entries``) and probed with every strategy
-    (:func:`probe_wnlampro`'s ``result``; ``dataset`` is where the stage writes the entries)."""
+def stage_probe(model: str, dataset: str, *, quick: bool, seed: int, home, device="auto", dtype="float32",
+                entries: Sequence[Entry] | None = None, threads: int = 1) -> dict:
+    """What one model of the WNLaMPro stage computes on ``threads`` torch threads, writing nothing (a worker
+    process's call): WNLaMPro built from WordNet for its vocabulary (``entries``, unless given) and probed with
+    every strategy (:func:`probe_wnlampro`'s ``result``; ``dataset`` is where the stage writes the entries)."""
     from .wnlampro_build import build_wnlampro
 
     limit, ota_iterations = STAGE_MODELS[model]["quick" if quick else "full"]
-    entries = build_wnlampro(model, seed=seed, home=home)
+    entries = build_wnlampro(model, seed=seed, home=home) if entries is None else entries
     result = probe_wnlampro(model, entries, dataset=dataset, strategies=STAGE_STRATEGIES, limit=limit,
-                            ota_iterations=ota_iterations, seed=seed, threads=1, device=device, dtype=dtype)
+                            ota_iterations=ota_iterations, seed=seed, threads=threads, device=device, dtype=dtype)
     return {"entries": entries, "result": result}
 
 
@@ -262,17 +262,24 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
     the frequency effect and OTA against the subword baselines with bootstrap intervals, MRR by relation and
     bucket with intervals.
 
-    A sample of entries per relation (``STAGE_MODELS``, seeded) and a short OTA keep the stage within minutes; the
-    two models are built and probed side by side in two worker processes of one torch thread each
-    (:func:`lexprobe.sources.models.in_processes`, the same numbers as one after the other), then written here.
+    A sample of entries per relation (``STAGE_MODELS``, seeded) and a short OTA keep the stage within minutes. Both
+    cores work: first the masked model is built and probed on one torch thread while, beside it, WNLaMPro is built
+    for the causal model (:func:`lexprobe.sources.models.in_processes`: worker processes); then the causal model,
+    the dearest by far, is probed here on every usable core; then everything is written here. Its forward and
+    backward passes give the same numbers on one thread as on several (checked: ``benchmarks/main-job.md``).
     """
     from .rare_word_claims import frequency_effect, ota_vs_baselines, table4 as table4_finding
-    from .wnlampro_build import table4, table4_against_paper
+    from .wnlampro_build import build_wnlampro, table4, table4_against_paper
+    from ..core.cores import usable_cores
     from ..sources.models import in_processes
 
-    computed = in_processes([(stage_probe, (model, str(run_dir.path / model / "dataset" / DATASET_FILE)),
-                              {"quick": settings.quick, "seed": settings.seed, "home": settings.home,
-                               "device": settings.device, "dtype": settings.dtype}) for model in STAGE_MODELS])
+    *side, last = STAGE_MODELS
+    options = {"quick": settings.quick, "seed": settings.seed, "home": settings.home, "device": settings.device,
+               "dtype": settings.dtype}
+    dataset = {model: str(run_dir.path / model / "dataset" / DATASET_FILE) for model in STAGE_MODELS}
+    first = in_processes([(stage_probe, (model, dataset[model]), options) for model in side]
+                         + [(build_wnlampro, (last,), {"seed": settings.seed, "home": settings.home})])
+    computed = first[:-1] + [stage_probe(last, dataset[last], **options, entries=first[-1], threads=usable_cores())]
     runs = [_stage_model(run_dir, settings, model, c) for model, c in zip(STAGE_MODELS, computed)]
     buckets = ("rare", "medium", "frequent", "all")
     section = Section("wnlampro", WNLAMPRO_TITLE, "rare-words")
