@@ -1,11 +1,17 @@
-"""Shared fixtures: offline model loading, the shared data folder, a session-wide GloVe index."""
+"""Shared fixtures: offline model loading, the shared data folder, a session-wide GloVe index. The tests live in
+one folder per layer or paper slice (core, sources, kinds, runs, analogies, senses, rare_words, suite, cli, serve,
+scale, package); the helper modules beside this file (crash_helpers, serve_fixtures, topk_ties) are importable
+from every folder."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"

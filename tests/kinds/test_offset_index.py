@@ -1,0 +1,90 @@
+"""The offsets index: build over the packaged GloVe and real BATS, selection, atomic appends, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lexprobe.core.errors import LexprobeError
+from lexprobe.kinds.offsets import OffsetIndex, append_offsets, build_offset_index, offset_table
+from lexprobe.kinds.words import WordIndex
+from lexprobe.sources.datasets.analogy_sets import read_dataset
+
+
+@pytest.fixture(scope="module")
+def bats_offsets(glove_home, shared_data):
+    summary = build_offset_index(glove_home, "glove-bats", "glove", f"bats:{shared_data / 'BATS_3.0'}")
+    return glove_home, summary
+
+
+def test_build_rows_are_end_minus_start(bats_offsets):
+    home, summary = bats_offsets
+    assert summary["relations"] == 40 and 0 < summary["pairs_dropped"] < 400
+    assert summary["rows"] == 2000 - summary["pairs_dropped"] - summary["identity_dropped"]
+    assert summary["identity_dropped"] == 2  # I02 series:series and species:species (identities left out)
+    index, words = OffsetIndex.open("glove-bats", home=home), WordIndex.open("glove", home=home)
+    assert index.store.meta["words_index"] == "glove" and index.store.meta["dataset"].startswith("bats:")
+    rows = index.select(relation="I01 [noun - plural_reg]")
+    assert len(rows) > 40 and set(rows.kind) == {"true"} and set(rows.replicate) == {-1}
+    i = list(rows.start).index("album")
+    assert rows.end[i] == "albums"
+    np.testing.assert_allclose(rows.offset[i], words.raw[words.word_to_id["albums"]] - words.raw[words.word_to_id["album"]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(rows.unit, axis=1), 1, rtol=1e-5)
+    np.testing.assert_allclose(rows.norm, np.linalg.norm(rows.offset, axis=1), rtol=1e-5)
+    assert index.relations()[0] == "I01 [noun - plural_reg]" and len(index.relations()) == 40
+    cov = {c["code"]: c for c in index.store.meta["coverage"]}
+    assert cov["I01"]["kept"] == len(rows)
+
+
+def test_append_is_a_new_shard_and_selectable(bats_offsets):
+    home, _ = bats_offsets
+    before = OffsetIndex.open("glove-bats", home=home)
+    true = before.select(relation="E01 [country - capital]")
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(true))
+    table = offset_table(relation=true.relation, category=true.category, start=true.start, end=true.end[perm],
+                         start_id=true.start_id, end_id=true.end_id[perm],
+                         offset=true.offset[perm] + 0, kind="shuffled", replicate=3, seed=7)
+    out = append_offsets(home, "glove-bats", table)
+    after = OffsetIndex.open("glove-bats", home=home)
+    assert out["appended"] == len(true) and after.store.count == before.store.count + len(true)
+    assert len(after.store.manifest["shards"]) == len(before.store.manifest["shards"]) + 1
+    shuffled = after.select(kind="shuffled", replicate=3)
+    assert len(shuffled) == len(true) and set(shuffled.seed) == {7}
+    assert shuffled.id.min() == before.store.count  # ids continue the index's row ids
+    assert len(after.select(relation="E01 [country - capital]")) == len(true)  # kind defaults to true
+    assert after.kinds() == ["true", "shuffled"]
+
+
+def test_append_wrong_dimension_leaves_index_intact(bats_offsets):
+    home, _ = bats_offsets
+    before = OffsetIndex.open("glove-bats", home=home).store.manifest["version_id"]
+    bad = offset_table(relation=["r"], category=["c"], start=["a"], end=["b"], start_id=[0], end_id=[1],
+                       offset=np.ones((1, 3), np.float32), kind="random")
+    with pytest.raises(LexprobeError, match="dimension 3"):
+        append_offsets(home, "glove-bats", bad)
+    assert OffsetIndex.open("glove-bats", home=home).store.manifest["version_id"] == before
+
+
+def test_cli_builds_google_offsets_and_reports_bad_input(cli, glove_home, shared_data, tmp_path):
+    q = shared_data / "google_analogy/questions-words.txt"
+    r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", f"google:{q}",
+            "--lowercase", "--name", "glove-google")
+    assert r.code == 0, r
+    assert "in 14 relations" in r.out
+    assert OffsetIndex.open("glove-google", home=glove_home).store.meta["lowercase"] is True
+    bad = tmp_path / "I01 [x - y].txt"
+    bad.write_text("cat\tcats\ndog\n")
+    r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", f"bats:{bad}")
+    assert r.code == 2 and f"{bad}:2:" in r.err and r.err.count("\n") == 1
+    r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", "vecto:/x")
+    assert r.code == 2 and "bats:PATH, google:PATH" in r.err and "vecto:/x" in r.err
+    r = cli("--home", glove_home, "query", "neighbors", "--index", "glove-google", "x")
+    assert r.code == 2
+
+
+def test_read_dataset_lowercases_bats(tmp_path):
+    f = tmp_path / "E01 [country - capital].txt"
+    f.write_text("France\tParis\n")
+    assert read_dataset(f"bats:{f}", lowercase=True)[0].pairs == [("france", ["paris"])]

@@ -1,0 +1,90 @@
+"""WNLaMPro's metrics by hand on arrays (no model): rank = min over the entry's queries, RR with the cut-off
+inclusive (rank <= cutoff counts), precision@i = max over queries, means over every entry of a group (RR 0
+included). Mutation testing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lexprobe.rare_words.probing import aggregate
+from lexprobe.rare_words.probing_scores import entry_scores, random_scores
+
+
+def test_entry_scores_by_hand_with_the_cutoff_boundary():
+    # entry 0: queries rank 7 and 3; entry 1: 100 and 120 (rank = cutoff: counts); entry 2: 101 (just past it)
+    query_entry = np.array([0, 0, 1, 1, 2])
+    ranks = np.array([7, 3, 120, 100, 101])
+    targets = [[10, 11], [20], [30, 31, 32]]
+    tops = np.array([
+        [1, 10, 2, 3, 4, 5, 6, 7, 8, 11],       # entry 0, query 0: targets at places 2 and 10
+        [10, 11, 2, 3, 4, 5, 6, 7, 8, 9],       # entry 0, query 1: both in the top 3
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 20],        # entry 1: place 10
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 0],         # entry 1: none
+        [30, 31, 32, 1, 2, 3, 4, 5, 6, 7],      # entry 2: all three in the top 3
+    ])
+    out = entry_scores(query_entry, ranks, tops, targets, 3, cutoff=100)
+    assert out["rank"].tolist() == [3, 100, 101]
+    assert out["rr"].tolist() == pytest.approx([1 / 3, 1 / 100, 0.0])
+    assert out["p@3"].tolist() == pytest.approx([2 / 3, 0.0, 1.0])
+    assert out["p@10"].tolist() == pytest.approx([2 / 10, 1 / 10, 3 / 10])
+    assert entry_scores(query_entry, ranks, tops, targets, 3, cutoff=101)["rr"].tolist() == \
+        pytest.approx([1 / 3, 1 / 100, 1 / 101])
+    assert entry_scores(query_entry, ranks, tops, targets, 3, cutoff=99)["rr"].tolist() == pytest.approx([1 / 3, 0, 0])
+    one = entry_scores(np.array([0]), np.array([1]), tops[:1], [[1]], 1, cutoff=1, at=(1,))
+    assert one["rr"].tolist() == [1.0] and one["p@1"].tolist() == [1.0]
+
+
+def _row(strategy, entry, relation, bucket, rr, p3=0.0, p10=0.0):
+    return {"strategy": strategy, "id": entry, "relation": relation, "bucket": bucket, "rr": rr, "p@3": p3,
+            "p@10": p10, "random_rr": 0.01}
+
+
+def test_bucket_means_count_every_entry_misses_included():
+    rows = [_row("original", 0, "antonym", "rare", 0.0), _row("original", 1, "antonym", "rare", 0.5, 1 / 3, 0.1),
+            _row("original", 2, "antonym", "rare", 0.0), _row("original", 3, "antonym", "frequent", 0.25),
+            _row("ota", 0, "antonym", "rare", 1.0, 2 / 3, 0.2)]
+    got = {(r["strategy"], r["bucket"]): r for r in aggregate(rows, by=("strategy", "bucket"))}
+    assert got[("original", "rare")]["mrr"] == pytest.approx(0.5 / 3) and got[("original", "rare")]["n"] == 3
+    assert got[("original", "rare")]["p@3"] == pytest.approx(1 / 9)
+    assert got[("original", "rare")]["p@10"] == pytest.approx(0.1 / 3)
+    assert got[("original", "all")]["mrr"] == pytest.approx(0.75 / 4) and got[("original", "all")]["n"] == 4
+    assert got[("original", "frequent")]["mrr"] == 0.25 and got[("ota", "rare")]["mrr"] == 1.0
+    assert got[("original", "rare")]["random_mrr"] == pytest.approx(0.01)
+    # the rows come in the paper's order: strategies, then buckets, 'all' last
+    assert list(got) == [("original", "rare"), ("original", "frequent"), ("original", "all"), ("ota", "rare"),
+                         ("ota", "all")]
+
+
+def test_random_baseline_single_target_and_many_patterns():
+    # one target among V tokens, one query: E[RR] = (1/V) sum_{j<=cutoff} 1/j; P@i = 1/V * (1/i) * i = 1/V
+    V = 50
+    got = random_scores(np.array([1]), np.array([1]), V, cutoff=10, at=(3, 10))
+    assert got["rr"][0] == pytest.approx(sum(1 / j for j in range(1, 11)) / V)
+    assert got["p@3"][0] == pytest.approx(1 / V) and got["p@10"][0] == pytest.approx(1 / V)
+    # P independent queries: the best rank is the minimum of P uniform ranks
+    P = 3
+    surv = lambda j: ((V - j + 1) / V) ** P  # P(min rank >= j)
+    rr = sum((surv(j) - surv(j + 1)) / j for j in range(1, 11))
+    got = random_scores(np.array([1]), np.array([P]), V, cutoff=10, at=(3,))
+    assert got["rr"][0] == pytest.approx(rr)
+    assert got["p@3"][0] == pytest.approx((1 - (1 - 3 / V) ** P) / 3)
+
+
+def test_token_zero_is_not_a_padding_target():
+    # entry 0 has two targets, entry 1 one: its row is padded; token 0 in its top must not count
+    tops = np.array([[5, 6, 7], [0, 8, 9]])
+    out = entry_scores(np.array([0, 1]), np.array([1, 4]), tops, [[5, 6], [3]], 2, cutoff=100, at=(3,))
+    assert out["p@3"].tolist() == pytest.approx([2 / 3, 0.0])
+
+
+def test_random_precision_when_targets_fill_the_top():
+    """Brute force over every placement of 3 targets among 6 tokens, 2 independent queries: P@3 = max of the
+    two queries' hits / 3, where all 3 of the top can be targets."""
+    import itertools
+
+    V, t = 6, 3
+    hits = [sum(x < 3 for x in c) for c in itertools.combinations(range(V), t)]
+    p3 = np.mean([max(a, b) / 3 for a in hits for b in hits])
+    got = random_scores(np.array([t]), np.array([2]), V, cutoff=3, at=(3,))
+    assert got["p@3"][0] == pytest.approx(p3)

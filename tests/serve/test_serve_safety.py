@@ -1,0 +1,180 @@
+"""The read-only server: it answers only requests addressed to it (its Host, with its port),
+writes nothing (no model converted or loaded from a path a client names, no index put back), shows no absolute
+path, closes idle connections within seconds, and answers every error in JSON. Servers run on loopback, started
+by the tests; the connection test is bounded in count and time."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+import crash_helpers as ch
+from lexprobe.serve.app import Running, create_app
+
+
+@pytest.fixture(scope="module")
+def small_home(tmp_path_factory) -> Path:
+    """A home with a words index ``w`` (200 x 8)."""
+    return ch.words_home(tmp_path_factory.mktemp("serve_small"), 200, 8, 1)
+
+
+def _snapshot(*roots: Path) -> dict:
+    """Every path under ``roots`` with its size and modification time (links not followed)."""
+    out = {}
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in dirnames + filenames:
+                st = os.lstat(os.path.join(dirpath, name))
+                out[os.path.join(dirpath, name)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _get(url: str, path: str, host: str | None = None) -> tuple[int, dict]:
+    """A GET with an explicit Host header (urllib would always send the right one)."""
+    address = url.removeprefix("http://")
+    connection = http.client.HTTPConnection(*address.rsplit(":", 1), timeout=60)
+    try:
+        connection.putrequest("GET", path, skip_host=True)
+        connection.putheader("Host", host if host is not None else address)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        connection.close()
+
+
+# ------------------------------------------------------------------------------------------------ Host
+
+
+def test_only_requests_for_its_own_host_and_port_are_answered(small_home):
+    with Running(small_home) as url:
+        port = url.rsplit(":", 1)[1]
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}", f"[::1]:{port}"):
+            status, body = _get(url, "/api/indexes", host)
+            assert status == 200 and [i["name"] for i in body["indexes"]] == ["w"], host
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1", f"localhost:{int(port) + 1}",
+                     f"127.0.0.1.evil.example:{port}", f"localhost:{port}@evil", ""):
+            status, body = _get(url, "/api/neighbors?index=w&word=word0", host)
+            assert status == 400 and "own address" in body["error"], host
+        assert _get(url, "/", "evil.example")[0] == 400  # the page too
+
+
+def test_allowed_names_are_added_not_replacing(small_home):
+    with Running(small_home, allow_hosts=("box.lan",)) as url:
+        port = url.rsplit(":", 1)[1]
+        assert _get(url, "/api/indexes", f"box.lan:{port}")[0] == 200
+        assert _get(url, "/api/indexes", f"127.0.0.1:{port}")[0] == 200
+        assert _get(url, "/api/indexes", f"other.lan:{port}")[0] == 400
+
+
+def test_the_in_process_client_checks_the_name(small_home):
+    client = create_app(small_home, models=()).test_client()
+    assert client.get("/api/indexes").status_code == 200  # Host: localhost
+    response = client.get("/api/indexes", headers={"Host": "rebound.example"})
+    assert response.status_code == 400 and "own address" in response.get_json()["error"]
+
+
+# ------------------------------------------------------------------------------------------ writes nothing
+
+
+def test_no_request_writes_converts_or_loads_a_model_it_was_not_started_with(small_home, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("LEXPROBE_CACHE", str(cache))
+    (tmp_path / "junk.gguf").write_bytes(b"GGUF\x03\x00\x00\x00junk")
+    (tmp_path / "folder").mkdir()
+    aside = small_home / ".x.old-0123abcd"  # an index a crashed writer set aside: putting it back is a write
+    (aside / "shards").mkdir(parents=True)
+    try:
+        before = _snapshot(small_home, cache, tmp_path / "folder")
+        client = create_app(small_home, models=()).test_client()
+        for model in ("smollm2", str(tmp_path / "junk.gguf"), str(tmp_path / "folder"), "/etc", "splade-tiny"):
+            response = client.get("/api/probe", query_string={"model": model, "text": "a ___ b"})
+            assert response.status_code == 400, (model, response.get_json())
+            assert "served" in response.get_json()["error"]
+        assert client.get("/api/indexes").status_code == 200
+        assert client.get("/api/neighbors", query_string={"index": "x", "word": "a"}).status_code in (404, 500)
+        assert _snapshot(small_home, cache, tmp_path / "folder") == before
+    finally:
+        if aside.exists():
+            aside.rename(small_home / ".x.old-0123abcd.gone")
+        import shutil
+        shutil.rmtree(small_home / ".x.old-0123abcd.gone", ignore_errors=True)
+        shutil.rmtree(small_home / "x", ignore_errors=True)
+        (small_home / ".x.lock").unlink(missing_ok=True)
+
+
+def test_a_served_model_is_named_at_start_and_a_causal_gguf_is_refused(small_home):
+    from lexprobe.core.errors import LexprobeError
+
+    for name in ("smollm2", "/models/some.gguf", " "):
+        with pytest.raises(LexprobeError, match="--model"):
+            create_app(small_home, models=(name,))
+    client = create_app(small_home, models=("splade-tiny",)).test_client()
+    response = client.get("/api/probe", query_string={"model": "minilm", "text": "a ___ b"})
+    assert response.status_code == 400 and "--model minilm" in response.get_json()["error"]
+
+
+def test_the_serve_command_refuses_a_causal_gguf_model(cli, small_home):
+    r = cli("--home", small_home, "serve", "--port", 0, "--model", "smollm2")
+    assert r.code == 2 and r.err.strip().startswith("error: --model smollm2: a GGUF causal LM"), r
+
+
+# ------------------------------------------------------------------------------------------- no paths
+
+
+def test_no_answer_holds_an_absolute_path(small_home, tmp_path):
+    import shutil
+
+    home = tmp_path / "home"
+    shutil.copytree(small_home, home)
+    shutil.copytree(home / "w", home / "broken")
+    manifest = json.loads((home / "broken" / "manifest.json").read_text())
+    manifest["checksum"] = 1
+    (home / "broken" / "manifest.json").write_text(json.dumps(manifest))
+    client = create_app(home, models=(), data_places=[tmp_path / "no-data"]).test_client()
+    answers = [client.get("/api/indexes"),
+               client.get("/api/neighbors", query_string={"index": "broken", "word": "a"}),
+               client.get("/api/offsets", query_string={"index": "w", "dataset": "bats"}),
+               client.get("/api/neighbors", query_string={"index": "w", "word": "nope"}),
+               client.get("/api/senses", query_string={"index": "w", "sentence": "a b", "target": "a"})]
+    for response in answers:
+        text = response.get_data(as_text=True)
+        assert str(tmp_path) not in text and str(home.resolve()) not in text, text
+        assert '"/' not in text and ": /" not in text, text
+    rows = {r["name"]: r for r in answers[0].get_json()["indexes"]}
+    assert rows["w"]["source"] == "v.txt" and "broken/manifest.json" in rows["broken"]["error"]
+    assert "home" not in answers[0].get_json()
+
+
+# ------------------------------------------------------------------------------------------- connections
+
+
+def test_idle_connections_cannot_hold_the_server(small_home):
+    """More idle connections than the server takes at once (100); a real request still gets its answer once
+    the idle ones time out (2 s here; 10 s by default)."""
+    with Running(small_home, idle_timeout=2) as url:
+        address = url.removeprefix("http://").rsplit(":", 1)
+        idle = [socket.create_connection((address[0], int(address[1])), timeout=10) for _ in range(110)]
+        try:
+            status, body = _get(url, "/api/neighbors?index=w&word=word0&k=2")
+            assert status == 200 and len(body["rows"]) == 2
+        finally:
+            for s in idle:
+                s.close()
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+def test_every_error_is_json(small_home):
+    client = create_app(small_home, models=()).test_client()
+    for response, status in ((client.get("/no/such/page"), 404), (client.post("/api/neighbors"), 405),
+                             (client.get("/static/../../etc/passwd"), 404), (client.get("/api/nope"), 404),
+                             (client.get("/api/neighbors", query_string={"index": "w", "word": "word0", "k": "1e3"}), 400)):
+        assert response.status_code == status and list(response.get_json()) == ["error"], response.data
