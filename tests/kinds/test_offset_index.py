@@ -76,9 +76,12 @@ def test_cli_builds_google_offsets_and_reports_bad_input(cli, glove_home, shared
     assert OffsetIndex.open("glove-google", home=glove_home).store.meta["lowercase"] is True
     bad = tmp_path / "I01 [x - y].txt"
     bad.write_text("cat\tcats\ndog\n")
-    r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", f"bats:{bad}")
+    # a name of its own: the default name may be taken by an earlier test's offsets index in the shared home
+    r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", f"bats:{bad}",
+            "--name", "glove-bad-pairs")
     assert r.code == 2 and f"{bad}:2:" in r.err and r.err.count("\n") == 1
-    r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", "vecto:/x")
+    r = cli("--home", glove_home, "index", "offsets", "--words", "glove", "--dataset", "vecto:/x",
+            "--name", "glove-bad-kind")
     assert r.code == 2 and "bats:PATH, google:PATH" in r.err and "vecto:/x" in r.err
     r = cli("--home", glove_home, "query", "neighbors", "--index", "glove-google", "x")
     assert r.code == 2
