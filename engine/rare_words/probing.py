@@ -128,6 +128,23 @@ def keyword_vectors(lm: LanguageModel, words: Sequence[str], strategy: str, *, o
     raise LexprobeError(f"unknown keyword strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
 
 
+def entry_query(lm: LanguageModel, entry, n: int, k: int, *, replace: bool | str) -> Query:
+    """The query of ``entry`` (the ``n``-th prepared entry) under its relation's ``k``-th pattern, tagged with both."""
+    q = make_query(lm, patterns_for(entry.relation)[k], entry.keyword, replace=replace)
+    q.entry, q.pattern = n, k
+    return q
+
+
+def entry_queries(lm: LanguageModel, prep, *, replace: bool | str) -> tuple[list[Query], list[list[int]]]:
+    """One query per (prepared entry, pattern), entry by entry, and each query's target ids at its blank."""
+    queries, targets = [], []
+    for n, (e, t) in enumerate(zip(prep.entries, prep.target_ids)):
+        for k, pattern in enumerate(patterns_for(e.relation)):
+            queries.append(entry_query(lm, e, n, k, replace=replace))
+            targets.append(lm.at_blank(t, pattern))
+    return queries, targets
+
+
 def probe(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = ("original",),
           cutoff: int = DEFAULT_CUTOFF, batch_size: int = 64, ota_options: Mapping | None = None,
           seed: int = 0, providers: Mapping[str, Provider] | None = None,
@@ -150,15 +167,8 @@ def probe(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = (
     plain: dict[tuple[int, int], tuple] = {}  # (entry, pattern) -> (rank, top ids) with the keyword's own tokens
     for strategy in strategies:
         replace = replace_policy(strategy, policy)
-        queries, qtargets = [], []
-        for n, (e, t) in enumerate(zip(prep.entries, prep.target_ids)):
-            for k, pattern in enumerate(patterns_for(e.relation)):
-                q = make_query(lm, pattern, e.keyword, replace=replace)
-                q.entry, q.pattern = n, k
-                queries.append(q)
-                qtargets.append(lm.at_blank(t, pattern))
-                if q.keyword_tokens > 1:
-                    multi.add(e.keyword)
+        queries, qtargets = entry_queries(lm, prep, replace=replace)
+        multi |= {prep.entries[q.entry].keyword for q in queries if q.keyword_tokens > 1}
         vectors = None
         if replace:
             words = sorted({prep.entries[q.entry].keyword for q in queries if q.slot >= 0})
@@ -167,9 +177,7 @@ def probe(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = (
             table = {w: v for w, v in table.items() if np.isfinite(v).all()}
             for i, q in enumerate(queries):  # no vector for the word: its tokens, as ``original`` feeds them
                 if q.slot >= 0 and prep.entries[q.entry].keyword not in table:
-                    e = prep.entries[q.entry]
-                    queries[i] = make_query(lm, patterns_for(e.relation)[q.pattern], e.keyword, replace=False)
-                    queries[i].entry, queries[i].pattern = q.entry, q.pattern
+                    queries[i] = entry_query(lm, prep.entries[q.entry], q.entry, q.pattern, replace=False)
             replaced_words[strategy] = len(table)
             hidden = lm.model.get_input_embeddings().weight.shape[1]
             vectors = np.stack([table[prep.entries[q.entry].keyword] if q.slot >= 0 else np.zeros(hidden, np.float32)

@@ -56,18 +56,10 @@ def probing_queries(lm, entries: Sequence) -> tuple[list, list[list[int]], list,
     """Every pattern of every probed entry as ``lm``'s cloze with the keyword's own tokens (the ``original``
     strategy of :func:`lexprobe.rare_words.probing.probe`): (queries, their targets at the blank, the kept
     entries, their target ids)."""
-    from ..rare_words.cloze_queries import make_query
-    from ..rare_words.patterns import patterns_for
-    from ..rare_words.probing import prepare
+    from ..rare_words.probing import entry_queries, prepare
 
     prep = prepare(entries, lm)
-    queries, targets = [], []
-    for n, (e, t) in enumerate(zip(prep.entries, prep.target_ids)):
-        for k, pattern in enumerate(patterns_for(e.relation)):
-            q = make_query(lm, pattern, e.keyword, replace=False)
-            q.entry, q.pattern = n, k
-            queries.append(q)
-            targets.append(lm.at_blank(t, pattern))
+    queries, targets = entry_queries(lm, prep, replace=False)
     return queries, targets, prep.entries, prep.target_ids
 
 
