@@ -19,19 +19,11 @@ import numpy as np
 import pytest
 
 from lexprobe.core.errors import InputError, LexprobeError
-from lexprobe.sources.vector_files import detect_format, read_vectors
+from lexprobe.sources.vector_files import detect_format
+from test_vector_downloads import read_whole
 
 GENSIM_DATA = Path(__import__("gensim").__file__).parent / "test" / "test_data"
 COMPRESSORS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
-
-
-def _read(path, **kw):
-    source, chunks = read_vectors(str(path), **kw)
-    words, mats = [], []
-    for w, m, _ in chunks:
-        words += w
-        mats.append(m)
-    return source, words, np.concatenate(mats)
 
 
 def _one_line(r, name: str) -> str:
@@ -88,7 +80,7 @@ def test_trailing_data_after_a_stream_is_refused_alike(tmp_path, suffix, trailer
     path = tmp_path / f"tail.txt{suffix}"
     path.write_bytes(COMPRESSORS[suffix](_text()) + trailer)
     with pytest.raises(InputError, match=r"tail.txt.*after the end of the .* stream"):
-        _read(path)
+        read_whole(path)
 
 
 @pytest.mark.parametrize("suffix", list(COMPRESSORS))
@@ -97,7 +89,7 @@ def test_concatenated_streams_are_one_file(tmp_path, suffix):
     cut = whole.index(b"w20 ")
     path = tmp_path / f"two.txt{suffix}"
     path.write_bytes(COMPRESSORS[suffix](whole[:cut]) + COMPRESSORS[suffix](whole[cut:]))
-    _, words, _ = _read(path)
+    _, words, _ = read_whole(path)
     assert words == [f"w{i}" for i in range(40)]
 
 
@@ -113,15 +105,15 @@ def test_decompressed_size_is_capped(tmp_path, monkeypatch, name):
         (tmp_path / name).write_bytes(gzip.compress(_text(3000, 20)))
     monkeypatch.setenv("LEXPROBE_MAX_DECOMPRESSED", "100000")
     with pytest.raises(InputError, match=rf"{name}.*more than 100000 bytes.*LEXPROBE_MAX_DECOMPRESSED"):
-        _read(tmp_path / name)
+        read_whole(tmp_path / name)
     monkeypatch.setenv("LEXPROBE_MAX_DECOMPRESSED", str(10 << 20))
-    assert len(_read(tmp_path / name)[1]) == 3000
+    assert len(read_whole(tmp_path / name)[1]) == 3000
 
 
 def test_line_length_is_capped(cli, tmp_path, monkeypatch):
     line = ("long " + " ".join(["0.5"] * 400) + "\n").encode()
     (tmp_path / "long.txt").write_bytes(b"a 1.0 " + b" ".join([b"2.0"] * 399) + b"\n" + line)
-    assert len(_read(tmp_path / "long.txt")[1]) == 2
+    assert len(read_whole(tmp_path / "long.txt")[1]) == 2
     monkeypatch.setenv("LEXPROBE_MAX_LINE", "1000")
     message = _one_line(cli("--home", tmp_path / "home", "index", "words", "--vectors", tmp_path / "long.txt",
                             "--name", "l"), "long.txt")
@@ -140,7 +132,7 @@ def test_line_length_is_capped(cli, tmp_path, monkeypatch):
 def test_header_counts_are_checked_against_the_file_before_reading(tmp_path, name, content):
     (tmp_path / name).write_bytes(content)
     with pytest.raises(InputError, match=rf"{name}.*(header declares|dimension).*(bytes|line limit)"):
-        _read(tmp_path / name)
+        read_whole(tmp_path / name)
 
 
 def test_absurd_fasttext_header_is_one_line_before_any_allocation(tmp_path):
@@ -153,11 +145,11 @@ def test_absurd_fasttext_header_is_one_line_before_any_allocation(tmp_path):
     words = b"a\0" + struct.pack("<qb", 1, 0) + b"b\0" + struct.pack("<qb", 1, 0)
     (tmp_path / "absurd.bin").write_bytes(head + words + b"\0" + struct.pack("<2q", 2_000_002, 300) + b"\0" * 64)
     with pytest.raises(InputError, match=r"absurd.bin: input matrix of 2000002 x 300 .* bytes"):
-        _read(tmp_path / "absurd.bin")
+        read_whole(tmp_path / "absurd.bin")
     (tmp_path / "many.bin").write_bytes(head.replace(struct.pack("<3i", 2, 2, 0), struct.pack("<3i", 2**31 - 1,
                                                                                             2**31 - 1, 0)) + words)
     with pytest.raises(InputError, match=r"many.bin: header declares 2147483647 words"):
-        _read(tmp_path / "many.bin")
+        read_whole(tmp_path / "many.bin")
 
 
 # ---------------------------------------------------------------------------------- non-regular files (item 4)
@@ -187,7 +179,7 @@ def test_a_fifo_is_refused_not_waited_on(cli, tmp_path, role):
 
 def test_a_device_is_refused(tmp_path):
     with pytest.raises(InputError, match=r"/dev/zero: a character device, not a regular file"):
-        _read("/dev/zero")
+        read_whole("/dev/zero")
 
 
 # ------------------------------------------------------------------------------ memory and disk (item 4)
@@ -220,7 +212,7 @@ def test_fasttext_bin_in_both_layouts_reads_as_gensim_reads_it(tmp_path, name, l
     path = GENSIM_DATA / name
     assert detect_format(path) == "fasttext-bin"
     kv = load_facebook_vectors(str(path))
-    source, words, matrix = _read(path)
+    source, words, matrix = read_whole(path)
     assert source.format == "fasttext-bin" and source.meta()["fasttext"]["layout"] == layout
     assert words == kv.index_to_key and np.array_equal(matrix, kv.vectors)
     model = read_fasttext_bin(path)
@@ -258,7 +250,7 @@ def test_quantised_and_truncated_fasttext_models_are_one_line(tmp_path):
     data = (GENSIM_DATA / "lee_fasttext_new.bin").read_bytes()
     (tmp_path / "cut.bin").write_bytes(data[: len(data) // 2])
     with pytest.raises(InputError, match=r"cut.bin: input matrix .* \(truncated\)"):
-        _read(tmp_path / "cut.bin")
+        read_whole(tmp_path / "cut.bin")
 
 
 # -------------------------------------------------------------------------- unrecognised files
@@ -280,5 +272,5 @@ def test_an_unrecognised_file_names_the_formats_tried_and_the_option(cli, tmp_pa
 def test_a_forced_format_says_what_is_wrong_without_the_guessing(tmp_path):
     (tmp_path / "v.bin").write_bytes(b"hello there\n")
     with pytest.raises(LexprobeError) as info:
-        _read(tmp_path / "v.bin", fmt="w2v-bin")
+        read_whole(tmp_path / "v.bin", fmt="w2v-bin")
     assert "tried" not in str(info.value) and "count dimension" in str(info.value)

@@ -14,7 +14,8 @@ from lexprobe.core.errors import LexprobeError
 from lexprobe.sources.vector_files import detect_format, read_vectors, write_word2vec
 
 
-def _read(path, **kw):
+def read_whole(path, **kw):
+    """(source, words, matrix) of a vector file read to its end through every chunk."""
     source, chunks = read_vectors(str(path), **kw)
     words, mats = [], []
     for w, m, _ in chunks:
@@ -26,7 +27,7 @@ def _read(path, **kw):
 @pytest.fixture(scope="module")
 def glove_2k():
     """The 2,000 most frequent packaged GloVe words and their vectors."""
-    _, words, matrix = _read("glove-6b-50d", limit=2000)
+    _, words, matrix = read_whole("glove-6b-50d", limit=2000)
     return words, matrix
 
 
@@ -38,7 +39,7 @@ def test_compressed_and_plain_files_read_back_exactly(tmp_path, glove_2k, name, 
     words, matrix = glove_2k
     write_word2vec(tmp_path / name, words, matrix, binary=binary)
     assert detect_format(tmp_path / name) == fmt
-    source, got_words, got = _read(tmp_path / name)
+    source, got_words, got = read_whole(tmp_path / name)
     assert got_words == words and np.array_equal(got, matrix) and source.format == fmt
 
 
@@ -46,12 +47,12 @@ def test_compressed_glove_text_and_damaged_archive(tmp_path, glove_2k):
     words, matrix = glove_2k
     lines = "".join(w + " " + " ".join(f"{v:.5f}" for v in row) + "\n" for w, row in zip(words[:50], matrix[:50]))
     (tmp_path / "glove.txt.gz").write_bytes(gzip.compress(lines.encode()))
-    source, got_words, got = _read(tmp_path / "glove.txt.gz")
+    source, got_words, got = read_whole(tmp_path / "glove.txt.gz")
     assert source.format == "glove" and got_words == words[:50] and np.allclose(got, matrix[:50], atol=1e-5)
     cut = gzip.compress(lines.encode())[:-200]
     (tmp_path / "cut.txt.gz").write_bytes(cut)
     with pytest.raises(LexprobeError, match=r"cut.txt.gz: .*(truncated|damaged)"):
-        _read(tmp_path / "cut.txt.gz")
+        read_whole(tmp_path / "cut.txt.gz")
 
 
 def test_fasttext_bin_and_gensim_kv_through_gensim(tmp_path, glove_2k):
@@ -62,7 +63,7 @@ def test_fasttext_bin_and_gensim_kv_through_gensim(tmp_path, glove_2k):
     model = FastText(sentences, vector_size=8, min_count=1, epochs=1, seed=1, workers=1)
     save_facebook_model(model, str(tmp_path / "cc.en.bin"))
     assert detect_format(tmp_path / "cc.en.bin") == "fasttext-bin"
-    _, words, got = _read(tmp_path / "cc.en.bin")
+    _, words, got = read_whole(tmp_path / "cc.en.bin")
     assert sorted(words) == sorted(model.wv.index_to_key)
     assert np.allclose(got[words.index("king")], model.wv["king"], atol=1e-6)
 
@@ -70,7 +71,7 @@ def test_fasttext_bin_and_gensim_kv_through_gensim(tmp_path, glove_2k):
     kv = KeyedVectors(matrix.shape[1])
     kv.add_vectors(words2k, matrix)
     kv.save(str(tmp_path / "glove.kv"))
-    source, got_words, got = _read(tmp_path / "glove.kv")
+    source, got_words, got = read_whole(tmp_path / "glove.kv")
     assert source.format == "gensim" and got_words == words2k and np.array_equal(got, matrix)
 
 
@@ -78,7 +79,7 @@ def test_without_gensim_the_message_says_what_to_install(tmp_path, monkeypatch):
     (tmp_path / "m.kv").write_bytes(b"\x80\x04" + b"\0" * 64)
     monkeypatch.setitem(sys.modules, "gensim.models", None)
     with pytest.raises(LexprobeError, match=r"m.kv: reading a gensim KeyedVectors file needs gensim .*lexprobe\[gensim\]"):
-        _read(tmp_path / "m.kv")
+        read_whole(tmp_path / "m.kv")
 
 
 def test_index_export_round_trip(cli, home, tmp_path):
