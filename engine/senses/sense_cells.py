@@ -81,6 +81,9 @@ def cell_labels(lemma_edges: Sequence[float] = DEFAULT_LEMMA_EDGES,
 
 
 def _matrix(column: pa.ChunkedArray) -> np.ndarray:
+    """A list column as a (rows, K) matrix; (0, 0) when no query is left (every one skipped)."""
+    if len(column) == 0:
+        return np.zeros((0, 0))
     return np.asarray(column.combine_chunks().flatten().to_numpy(zero_copy_only=False)).reshape(len(column), -1)
 
 

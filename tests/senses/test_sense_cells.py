@@ -42,3 +42,19 @@ def test_assign_cells_configurable_edges():
     assert [labels[c] for c in cells] == ["l<10, r>=0.2", "10<=l<1000, r<0.1", "l>=1000, 0.1<=r<0.2"]
     with pytest.raises(ValueError, match="ascending"):
         assign_cells(np.array([1]), np.array([0.1]), ratio_edges=[0.5, 0.25])
+
+
+def test_summarize_cells_with_every_query_skipped_gives_empty_cells():
+    """A ranking where every query was skipped (e.g. min_sense_count above every sense) summarises to cells of 0
+    queries with NaN scores and no curves, instead of failing to shape an empty P@k matrix."""
+    from lexprobe.senses.sense_cells import cell_labels, summarize_cells
+
+    floats = pa.list_(pa.float64())
+    empty = pa.table({"cell": pa.array([], pa.string()), "lemma": pa.array([], pa.string()),
+                      "p_at_k": pa.array([], floats), "random_p_at_k": pa.array([], floats),
+                      "ap": pa.array([], pa.float64()), "random_ap": pa.array([], pa.float64())})
+    labels = cell_labels()
+    rows, curves = summarize_cells(empty, labels)
+    assert [r["cell"] for r in rows] == list(labels) + ["all"]
+    assert all(r["queries"] == 0 and r["lemmas"] == 0 and np.isnan(r["map"]) for r in rows)
+    assert curves == {}
