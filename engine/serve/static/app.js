@@ -1,13 +1,17 @@
-// The lexprobe page: forms -> /api/... -> tables and a scatter. The view lives in the URL's query string
-// (every form field by name, plus the indexes), so a copied address opens the same view.
+// The lexprobe page: forms -> /api/... -> tables, the offset fan and the projection (SVG drawn by hand; no build
+// step, nothing from a CDN). The view lives in the URL's query string (every form field by name, plus the indexes;
+// a word or pair list only while short), so a copied address opens the same view. Every table and figure exports:
+// CSV is the API's own format=csv of the same request, figures as SVG and PNG, the projection also as JSON.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
                  "#7f7f7f", "#bcbd22"];
 
+const apiUrl = (endpoint, params) => `/api/${endpoint}?` + new URLSearchParams(params);
+
 async function api(endpoint, params) {
-  const response = await fetch(`/api/${endpoint}?` + new URLSearchParams(params));
+  const response = await fetch(apiUrl(endpoint, params));
   let body;
   try { body = await response.json(); } catch (e) { throw new Error(`${response.status} ${response.statusText}`); }
   if (!response.ok) throw new Error(body.error || `${response.status} ${response.statusText}`);
@@ -36,8 +40,11 @@ function table(columns, rows) {
 
 // ----------------------------------------------------------------------------------------- the URL
 
-const FIELDS = ["index", "tokens", "word", "nk", "a", "a_star", "b", "method", "ak", "dataset", "lower", "relation",
-                "sentence", "target", "sk", "text", "model", "pk"];
+const FIELDS = ["index", "tokens", "pview", "pmethod", "pseed", "pwords", "pword", "pnk", "pdataset", "prelation",
+                "ppairs", "plemma", "pik", "pcolour", "psearch", "word", "nk", "a", "a_star", "b", "method", "ak", "dataset",
+                "lower", "relation", "sentence", "target", "sk", "text", "model", "pk"];
+const LONG_FIELDS = ["pwords", "ppairs"];  // kept in the address only while short
+const URL_LIMIT = 1500;                    // characters of one such field
 
 function readUrl() {
   const q = new URLSearchParams(location.search);
@@ -58,58 +65,65 @@ function writeUrl() {
   for (const name of FIELDS) {
     const input = $(name);
     const value = input.type === "checkbox" ? (input.checked ? "1" : "") : input.value.trim();
-    if (value) q.set(name, value);
+    if (value && !(LONG_FIELDS.includes(name) && value.length > URL_LIMIT)) q.set(name, value);
   }
   history.replaceState(null, "", "?" + q.toString());
+  return LONG_FIELDS.filter((name) => $(name).value.trim().length > URL_LIMIT);
 }
 
 // -------------------------------------------------------------------------------------------- views
 
 async function run(view, work) {
-  const error = $(`${view}-error`);
+  // "loading…" below the form until the answer lands; an error shows inline, in the view's own line
+  const error = $(`${view}-error`), loading = $(`${view}-loading`);
   error.textContent = "";
-  $("status").textContent = "working...";
+  loading.hidden = false;
   try {
     await work();
   } catch (e) {
     error.textContent = e.message;
   } finally {
-    $("status").textContent = "";
+    loading.hidden = true;
   }
+}
+
+function exportCsv(view, endpoint, params) {
+  // the API's own CSV of the same request: the download holds exactly the rows the view shows
+  $(`${view}-csv`).href = apiUrl(endpoint, { ...params, format: "csv" });
+  $(`${view}-exports`).hidden = false;
 }
 
 const views = {
   async neighbors() {
-    const body = await api("neighbors", { index: $("index").value, word: $("word").value.trim(), k: $("nk").value });
+    const params = { index: $("index").value, word: $("word").value.trim(), k: $("nk").value };
+    const body = await api("neighbors", params);
+    exportCsv("neighbors", "neighbors", params);
     $("neighbors-out").replaceChildren(table([["rank", "rank"], ["word", "word"], ["score", "cosine"]], body.rows));
   },
 
   async analogy() {
-    const body = await api("analogy", {
+    const params = {
       index: $("index").value, a: $("a").value.trim(), a_star: $("a_star").value.trim(), b: $("b").value.trim(),
       method: $("method").value, k: $("ak").value,
-    });
+    };
+    const body = await api("analogy", params);
+    exportCsv("analogy", "analogy", params);
     $("analogy-out").replaceChildren(table([["rank", "rank"], ["word", "answer"], ["score", "score"]], body.rows));
   },
 
-  async relations() {
-    const body = await api("offsets", { index: $("index").value, dataset: $("dataset").value,
-                                        lowercase: $("lower").checked ? 1 : 0 });
-    const select = $("relation"), keep = select.value;
-    select.replaceChildren(el("option", { value: "", text: "(pick a relation)" }),
-      ...body.relations.map((r) => el("option", { value: r.code, text: `${r.relation} (${r.n_pairs})` })));
-    if (body.relations.some((r) => r.code === keep)) select.value = keep;
-  },
-
   async offsets() {
-    const body = await api("offsets", { index: $("index").value, dataset: $("dataset").value,
-                                        relation: $("relation").value, lowercase: $("lower").checked ? 1 : 0 });
+    const params = { index: $("index").value, dataset: $("dataset").value, relation: $("relation").value,
+                     lowercase: $("lower").checked ? 1 : 0 };
+    const body = await api("offsets", params);
+    exportCsv("offsets", "offsets", params);
     drawOffsets(body);
   },
 
   async senses() {
-    const body = await api("senses", { index: $("tokens").value, sentence: $("sentence").value.trim(),
-                                       target: $("target").value.trim(), k: $("sk").value });
+    const params = { index: $("tokens").value, sentence: $("sentence").value.trim(), target: $("target").value.trim(),
+                     k: $("sk").value, definitions: 1 };
+    const body = await api("senses", params);
+    exportCsv("senses", "senses", params);
     drawSenses(body);
   },
 
@@ -117,15 +131,45 @@ const views = {
     const params = { text: $("text").value.trim(), k: $("pk").value };
     if ($("model").value.trim()) params.model = $("model").value.trim();
     const body = await api("probe", params);
+    exportCsv("probe", "probe", params);
     $("probe-out").replaceChildren(table([["rank", "rank"], ["token", "token"], ["probability", "probability"]],
                                          body.rows));
   },
+
+  async projection() {
+    const params = projectionParams();
+    const body = await api("projection", params);
+    exportCsv("projection", "projection", params);
+    projection.body = body;
+    drawProjection();
+  },
 };
+
+async function fillRelations(view, dataset, select, lowercase) {
+  // a dataset's relations into a select: "loading…" while they come, the error inline if they do not
+  const keep = select.value || select.dataset.wanted || "";
+  select.replaceChildren(el("option", { value: "", text: "loading…" }));
+  try {
+    const body = await api("offsets", { index: $("index").value, dataset: dataset.value, lowercase: lowercase ? 1 : 0 });
+    select.replaceChildren(el("option", { value: "", text: "(pick a relation)" }),
+      ...body.relations.map((r) => el("option", { value: r.code, text: `${r.relation} (${r.n_pairs})` })));
+    if (body.relations.some((r) => r.code === keep)) select.value = keep;
+  } catch (e) {
+    select.replaceChildren(el("option", { value: "", text: "(no relations)" }));
+    $(`${view}-error`).textContent = e.message;
+  }
+}
+
+const OFFSETS_STYLE = `#offsets-plot .axis { stroke: #ccc; stroke-width: .005; }
+#offsets-plot .circle { fill: none; stroke: #ddd; stroke-width: .005; }
+#offsets-plot .true line { stroke: #2c6fbb; stroke-width: .006; opacity: .55; } #offsets-plot .true circle { fill: #2c6fbb; }
+#offsets-plot .shuffled circle { fill: #bbb; }`;
 
 function drawOffsets(body) {
   const svg = $("offsets-plot");
   const flip = (p) => ({ x: p.x, y: -p.y }); // SVG's y grows downwards
   const parts = [
+    el("svg:style", { text: OFFSETS_STYLE }),
     el("svg:circle", { class: "circle", cx: 0, cy: 0, r: 1 }),
     el("svg:line", { class: "axis", x1: -1.1, y1: 0, x2: 1.1, y2: 0 }),
     el("svg:line", { class: "axis", x1: 0, y1: -1.1, x2: 0, y2: 1.1 }),
@@ -170,54 +214,302 @@ function drawSenses(body) {
   const rows = body.rows.map((r) => {
     const colour = colours.get(r.sense);
     return el("tr", {}, el("td", { class: "num", text: r.rank }), el("td", { class: "num", text: r.score.toFixed(4) }),
-              el("td", {}, el("span", { class: "sense", style: `background:${colour}`, text: r.sense })),
+              el("td", {}, el("span", { class: "sense", style: `background:${colour}`, text: r.sense }),
+                 el("span", { class: "gloss", text: r.definition || "" })),
               el("td", { class: "sentence" }, marked(r.sentence, colour)));
   });
-  const head = el("tr", {}, ...["rank", "cosine", "sense", "sentence"].map((h) => el("th", { text: h })));
+  const head = el("tr", {}, ...["rank", "cosine", "sense and its WordNet gloss", "sentence"].map((h) => el("th", { text: h })));
   $("senses-out").replaceChildren(
     el("p", { class: "query" }, "query: ", marked(body.query, "#333")),
     el("p", { class: "muted", text: body.note }),
     el("table", {}, el("thead", {}, head), el("tbody", {}, ...rows)));
 }
 
+// ------------------------------------------------------------------------------------- the projection
+
+const SVGNS = "http://www.w3.org/2000/svg";
+const PLOT = { width: 900, height: 540, margin: 30, right: 90 };  // the label of the rightmost point needs room
+const METHOD_NAMES = { pca: "PCA", tsne: "t-SNE", umap: "UMAP" };
+const GROUP_NAMES = { words: "group", neighbors: "query or neighbour", relation: "side of the relation",
+                      senses: "sense", inserted: "inserted or original" };
+const COLOUR_NAMES = { origin: "origin", frequency_bucket: "frequency bucket" };
+const NONE = "(none)";
+const LEGEND_ROWS = 14;
+const projection = { body: null, leftOut: [] };
+// the figure's own style, so that its SVG and PNG look as on the page
+// (scoped by the figure's id: a <style> in an inline SVG holds for the whole page)
+const PROJECTION_STYLE = `#projection-plot text { font: 11px system-ui, sans-serif; fill: #333; }
+#projection-plot .point circle { stroke: #fff; stroke-width: 1; }
+#projection-plot .point.hit circle { stroke: #000; stroke-width: 2; }
+#projection-plot .point.hit text { font-weight: bold; fill: #000; } #projection-plot .dim { opacity: .15; }
+#projection-plot.nolabels .point:not(.hit) text { display: none; }
+#projection-plot .edge { stroke: #666; stroke-width: 1.2; opacity: .65; }
+#projection-plot .legend text { font-size: 12px; } #projection-plot .legend .title { font-weight: bold; }`;
+
+function need(id, what) {
+  const value = $(id).value.trim();
+  if (!value) throw new Error(`give ${what}`);
+  return value;
+}
+
+function projectionParams() {
+  // the request of the chosen view: the words index of the header, or its token index for the senses view
+  const view = $("pview").value;
+  const params = { view, method: $("pmethod").value, seed: $("pseed").value.trim() || "0" };
+  if (view === "senses") {
+    return { ...params, index: $("tokens").value, lemma: need("plemma", "a lemma"), definitions: 1 };
+  }
+  params.index = $("index").value;
+  if (view === "words") params.words = need("pwords", "a word list (type one or upload a file)");
+  else if (view === "neighbors") Object.assign(params, { word: need("pword", "a word"), k: $("pnk").value });
+  else if (view === "relation") {
+    if ($("ppairs").value.trim()) params.pairs = $("ppairs").value.trim();
+    else Object.assign(params, { dataset: $("pdataset").value, relation: need("prelation", "a relation or your own pairs") });
+  } else params.k = $("pik").value;
+  return params;
+}
+
+function projectionReady() {
+  const view = $("pview").value;
+  if (view === "relation") return Boolean($("prelation").value.trim() || $("ppairs").value.trim());
+  const id = { words: "pwords", neighbors: "pword", senses: "plemma" }[view];
+  return !id || Boolean($(id).value.trim());
+}
+
+function showViewFields() {
+  const view = $("pview").value;
+  for (const part of document.querySelectorAll("#projection-form .for")) {
+    part.hidden = !part.dataset.views.split(" ").includes(view);
+  }
+}
+
+const category = (value) => (value === null || value === undefined || value === "" ? NONE : String(value));
+
+function drawProjection() {
+  const body = projection.body, svg = $("projection-plot");
+  const { width, height, margin, right } = PLOT;
+  const xs = body.points.map((p) => p.x), ys = body.points.map((p) => p.y);
+  const [x0, x1] = [Math.min(...xs), Math.max(...xs)], [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+  // one scale for both axes (a PCA plane keeps its shape), the cloud centred in the plot
+  const scale = Math.min((width - 2 * margin - right) / ((x1 - x0) || 1), (height - 2 * margin) / ((y1 - y0) || 1));
+  const cx = margin + (width - 2 * margin - right) / 2, cy = height / 2;
+  const at = (p) => [cx + (p.x - (x0 + x1) / 2) * scale, cy - (p.y - (y0 + y1) / 2) * scale];  // SVG's y grows down
+  const xy = body.points.map(at);
+  const edges = el("svg:g", { class: "edges" }, ...body.edges.map(([i, j]) => {
+    const [[ax, ay], [bx, by]] = [xy[i], xy[j]], d = Math.hypot(bx - ax, by - ay) || 1, cut = Math.min(6, d / 2);
+    return el("svg:line", { class: "edge", x1: ax, y1: ay, x2: bx - (bx - ax) * cut / d, y2: by - (by - ay) * cut / d,
+                            "marker-end": "url(#arrow)" },
+              el("svg:title", { text: `${body.points[i].label} → ${body.points[j].label}` }));
+  }));
+  const points = el("svg:g", { class: "points" }, ...body.points.map((p, i) => el("svg:g",
+    { class: "point", "data-i": i, "data-label": p.label, transform: `translate(${xy[i][0].toFixed(2)},${xy[i][1].toFixed(2)})` },
+    el("svg:circle", { r: 4.5 }), el("svg:text", { x: 7, y: 4, text: p.label }))));
+  svg.replaceChildren(
+    el("svg:style", { text: PROJECTION_STYLE }),
+    el("svg:defs", {}, el("svg:marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
+                                          markerHeight: 7, orient: "auto" },
+                          el("svg:path", { d: "M0,0 L10,5 L0,10 z", fill: "#666" }))),
+    el("svg:rect", { class: "paper", x: 0, y: 0, width, height, fill: "#fff" }),
+    edges, points, el("svg:g", { class: "legend", id: "projection-legend", transform: `translate(${margin},${height})` }));
+  svg.classList.toggle("nolabels", body.points.length > 250);  // a dense cloud: labels of matches and on hover
+
+  const info = [`${body.n} points of ${body.index}`,
+    `${METHOD_NAMES[body.method] || body.method} computed by ${body.library}, seed ${body.seed}`];
+  if (body.method === "pca" && body.explained && body.explained.length >= 2) {
+    info.push(`the axes hold ${(100 * body.explained[0]).toFixed(1)}% and ${(100 * body.explained[1]).toFixed(1)}% `
+              + "of the variance");
+  }
+  if (body.edges.length) info.push(`arrows: ${body.edges.length} offsets`);
+  if (projection.leftOut.length) info.push("the list is too long to keep in the address; export it to share");
+  $("projection-info").textContent = info.join(" · ");
+  $("projection-csv").download = `projection-${body.view}-${body.method}.csv`;
+
+  const unknown = body.unknown || [];
+  $("projection-unknown").replaceChildren(...(unknown.length ? [
+    el("p", { text: `Not in ${body.index}, left out (${unknown.length}):` }),
+    el("ul", { class: "unknown" }, ...unknown.map((w) => el("li", { text: w })))] : []));
+
+  const option = $("pcolour").querySelector('option[value="group"]');
+  option.textContent = GROUP_NAMES[body.view] || "group";
+  for (const o of $("pcolour").options) o.disabled = body.points.every((p) => category(p[o.value]) === NONE);
+  if ($("pcolour").selectedOptions[0]?.disabled) $("pcolour").value = "group";
+  $("projection-out").hidden = false;
+  colourPoints();
+  applySearch();
+}
+
+function colourPoints() {
+  // fills by the chosen field, and the legend under the plot (a sense with its gloss)
+  const body = projection.body;
+  if (!body) return;
+  const key = $("pcolour").value, values = body.points.map((p) => category(p[key]));
+  const colours = new Map();
+  for (const v of values) {
+    if (!colours.has(v)) colours.set(v, v === NONE ? "#aaa" : PALETTE[[...colours.keys()].filter((k) => k !== NONE).length
+                                                                       % PALETTE.length]);
+  }
+  const circles = $("projection-plot").querySelectorAll("g.point circle");
+  circles.forEach((c, i) => c.setAttribute("fill", colours.get(values[i])));
+  const gloss = new Map();
+  if (key === "group") body.points.forEach((p) => p.gloss && !gloss.has(p.group) && gloss.set(category(p.group), p.gloss));
+  const entries = [...colours].slice(0, LEGEND_ROWS);
+  const rows = entries.map(([value, colour], i) => {
+    const text = gloss.has(value) ? `${value} — ${gloss.get(value)}` : value;
+    return el("svg:g", { class: "entry", transform: `translate(0,${36 + 18 * i})` },
+              el("svg:circle", { cx: 5, cy: -4, r: 5, fill: colour }),
+              el("svg:text", { x: 16, y: 0, text: text.length > 140 ? text.slice(0, 139) + "…" : text }));
+  });
+  if (colours.size > LEGEND_ROWS) {
+    rows.push(el("svg:text", { x: 16, y: 36 + 18 * LEGEND_ROWS, text: `… and ${colours.size - LEGEND_ROWS} more` }));
+  }
+  const title = key === "group" ? GROUP_NAMES[body.view] || "group" : COLOUR_NAMES[key];
+  $("projection-legend").replaceChildren(el("svg:text", { class: "title", x: 0, y: 14, text: `colour: ${title}` }),
+                                         ...rows);
+  const full = PLOT.height + 36 + 18 * rows.length;
+  const svg = $("projection-plot");
+  svg.setAttribute("viewBox", `0 0 ${PLOT.width} ${full}`);
+  svg.querySelector("rect.paper").setAttribute("height", full);
+}
+
+function applySearch() {
+  const q = $("psearch").value.trim().toLowerCase(), points = $("projection-plot").querySelectorAll("g.point");
+  let hits = 0;
+  for (const g of points) {
+    const hit = Boolean(q) && g.dataset.label.toLowerCase().includes(q);
+    g.classList.toggle("hit", hit);
+    g.classList.toggle("dim", Boolean(q) && !hit);
+    hits += hit;
+  }
+  $("psearch-count").textContent = q ? `${hits} of ${points.length} labels match` : "";
+}
+
+function showTip(event) {
+  const g = event.target.closest && event.target.closest("g.point"), tip = $("projection-tip");
+  if (!g || !projection.body) { tip.hidden = true; return; }
+  const p = projection.body.points[Number(g.dataset.i)], view = projection.body.view;
+  const lines = [el("b", { text: p.label })];
+  const add = (name, value) => value !== null && value !== undefined && value !== "" && lines.push(el("br"),
+    `${name}: ${typeof value === "number" ? value.toFixed(4) : value}`);
+  add(GROUP_NAMES[view] || "group", p.group);
+  add("score", p.score);
+  add("gloss", p.gloss);
+  add("origin", p.origin);
+  add("frequency bucket", p.frequency_bucket);
+  tip.replaceChildren(...lines);
+  const box = tip.parentElement.getBoundingClientRect();
+  tip.style.left = `${event.clientX - box.left + 12}px`;
+  tip.style.top = `${event.clientY - box.top + 12}px`;
+  tip.hidden = false;
+}
+
+// -------------------------------------------------------------------------------------------- export
+
+function save(name, blob) {
+  const a = el("a", { href: URL.createObjectURL(blob), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+}
+
+function svgText(svg, width, height) {
+  const copy = svg.cloneNode(true);
+  copy.setAttribute("xmlns", SVGNS);
+  copy.setAttribute("width", width);
+  copy.setAttribute("height", height);
+  return new XMLSerializer().serializeToString(copy);
+}
+
+function exportSvg(svg, name, width) {
+  const box = svg.viewBox.baseVal;
+  save(`${name}.svg`, new Blob([svgText(svg, width, width * box.height / box.width)], { type: "image/svg+xml" }));
+}
+
+async function exportPng(svg, name, width) {
+  const box = svg.viewBox.baseVal, height = Math.round(width * box.height / box.width);
+  const image = new Image();
+  image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svgText(svg, width, height));
+  await image.decode();
+  const canvas = el("canvas", { width, height }), context = canvas.getContext("2d");
+  context.fillStyle = "#fff";
+  context.fillRect(0, 0, width, height);
+  context.drawImage(image, 0, 0, width, height);
+  canvas.toBlob((blob) => save(`${name}.png`, blob), "image/png");
+}
+
+const figureName = () => `projection-${projection.body.view}-${projection.body.method}`;
+
+async function readInto(file, target, lines) {
+  // an uploaded list into its text box (shown and editable before it is sent)
+  const text = await file.text();
+  target.value = lines ? lines(text) : text.trim();
+}
+
+const pairLines = (text) => text.split(/\r?\n/).map((line) => line.trim().split(/[\s,;]+/).slice(0, 2))
+  .filter((pair) => pair.length === 2 && pair[0]).map((pair) => pair.join(" ")).join("\n");
+
 // ------------------------------------------------------------------------------------------ wiring
 
-function bind(view, required) {
+function bind(view, filled) {
   $(`${view}-form`).addEventListener("submit", (event) => {
     event.preventDefault();
-    writeUrl();
+    projection.leftOut = writeUrl();
     run(view, views[view]);
   });
   // run the view at start-up when the URL filled its fields
-  return () => required.every((id) => $(id).value.trim()) && run(view, views[view]);
+  return () => filled() && run(view, views[view]);
 }
+
+const all = (...ids) => () => ids.every((id) => $(id).value.trim());
 
 async function start() {
   let indexes = [];
   try {
     indexes = (await api("indexes", {})).indexes;
+    $("status").textContent = "";
   } catch (e) {
-    $("status").textContent = e.message;
+    $("status").textContent = "";
+    $("indexes-error").textContent = `the indexes: ${e.message}`;
   }
-  const fill = (select, kind) => select.replaceChildren(...indexes.filter((i) => i.kind === kind)
-    .map((i) => el("option", { value: i.name, text: `${i.name} (${i.count} x ${i.dim})` })));
+  const fill = (select, kind) => {
+    const mine = indexes.filter((i) => i.kind === kind);
+    select.replaceChildren(...(mine.length ? mine.map((i) => el("option", { value: i.name, text: `${i.name} (${i.count} x ${i.dim})` }))
+                                            : [el("option", { value: "", text: `(no ${kind} index)` })]));
+  };
   fill($("index"), "words");
   fill($("tokens"), "tokens");
   const q = readUrl();
+  showViewFields();
   const runners = {
-    neighbors: bind("neighbors", ["word"]),
-    analogy: bind("analogy", ["a", "a_star", "b"]),
-    offsets: bind("offsets", ["relation"]),
-    senses: bind("senses", ["sentence", "target"]),
-    probe: bind("probe", ["text"]),
+    projection: bind("projection", () => q.has("pview") && projectionReady()),
+    neighbors: bind("neighbors", all("word")),
+    analogy: bind("analogy", all("a", "a_star", "b")),
+    offsets: bind("offsets", all("relation")),
+    senses: bind("senses", all("sentence", "target")),
+    probe: bind("probe", all("text")),
   };
-  const refreshRelations = () => $("index").value && run("offsets", views.relations);
-  $("dataset").addEventListener("change", refreshRelations);
-  $("lower").addEventListener("change", refreshRelations);
-  $("index").addEventListener("change", refreshRelations);
+  const offsetRelations = () => fillRelations("offsets", $("dataset"), $("relation"), $("lower").checked);
+  const projectionRelations = () => fillRelations("projection", $("pdataset"), $("prelation"), false);
+  $("dataset").addEventListener("change", offsetRelations);
+  $("lower").addEventListener("change", offsetRelations);
+  $("pdataset").addEventListener("change", projectionRelations);
+  $("index").addEventListener("change", () => Promise.all([offsetRelations(), projectionRelations()]));
   for (const id of ["index", "tokens"]) $(id).addEventListener("change", writeUrl);
-  await refreshRelations();
-  if (q.get("relation")) $("relation").value = q.get("relation");
+  $("pview").addEventListener("change", showViewFields);
+  $("pwords-file").addEventListener("change", (e) => e.target.files[0] && readInto(e.target.files[0], $("pwords")));
+  $("ppairs-file").addEventListener("change", (e) => e.target.files[0] && readInto(e.target.files[0], $("ppairs"), pairLines));
+  $("pcolour").addEventListener("change", () => { colourPoints(); writeUrl(); });
+  $("psearch").addEventListener("input", () => { applySearch(); writeUrl(); });
+  $("projection-plot").addEventListener("mousemove", showTip);
+  $("projection-plot").addEventListener("mouseleave", () => { $("projection-tip").hidden = true; });
+  $("projection-png").addEventListener("click", () => exportPng($("projection-plot"), figureName(), 1800));
+  $("projection-svg").addEventListener("click", () => exportSvg($("projection-plot"), figureName(), PLOT.width));
+  $("projection-json").addEventListener("click", () => save(`${figureName()}.json`, new Blob(
+    [JSON.stringify(projection.body, null, 1)], { type: "application/json" })));
+  $("offsets-png").addEventListener("click", () => exportPng($("offsets-plot"), `offsets-${$("relation").value}`, 1200));
+  $("offsets-svg").addEventListener("click", () => exportSvg($("offsets-plot"), `offsets-${$("relation").value}`, 560));
+  if ($("index").value) await Promise.all([offsetRelations(), projectionRelations()]);
+  else for (const select of [$("relation"), $("prelation")]) select.replaceChildren(el("option", { value: "", text: "(no words index)" }));
   await Promise.all(Object.values(runners).map((runIfFilled) => runIfFilled()));
   document.body.dataset.ready = "1";
 }
