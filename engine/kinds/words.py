@@ -124,9 +124,20 @@ class WordIndex(vindex.SearchableView):
     gensim's ``KeyedVectors`` does: ``len(index)``, ``word in index``, ``index[word]`` (the raw vector; a list
     gives a matrix), ``key_to_index``, ``index_to_key``, ``most_similar``, ``most_similar_cosmul``,
     ``doesnt_match``, ``rank``, ``closer_than``, ``most_similar_to_given``, ``evaluate_word_analogies`` and
-    ``evaluate_word_pairs``; :func:`load_vectors` opens a vector file as one, in memory."""
+    ``evaluate_word_pairs``; :func:`load_vectors` opens a vector file as one, in memory.
+
+    Opened from a fastText ``.bin`` by :func:`load_vectors`, it keeps the model (:attr:`subwords`): a word outside
+    the index gets fastText's vector from its character n-grams in :meth:`vector`, ``index[word]``,
+    :meth:`similarity`, :meth:`most_similar` and :meth:`most_similar_to_given`, as gensim's
+    ``FastTextKeyedVectors`` gives it; ``word in index``, :attr:`key_to_index` and the other methods stay with the
+    vocabulary (gensim's ``in`` is True for every word there)."""
 
     kind = KIND
+    subwords = None  # a fastText .bin's model (sources.vector_files.FastTextBin) when load_vectors read one
+
+    def _repr_detail(self) -> str:
+        detail = super()._repr_detail()
+        return detail + (f", n-grams {self.subwords.minn}..{self.subwords.maxn}" if self.subwords is not None else "")
 
     @cached_property
     def words(self) -> list[str]:
@@ -177,7 +188,7 @@ class WordIndex(vindex.SearchableView):
         unknown word is :class:`UnknownWords` (a ``KeyError``)."""
         if isinstance(words, str):
             return self.vector(words)
-        return self.raw[self.ids(self._words_arg(words, "index[...]"))]
+        return self._vectors_of(self._words_arg(words, "index[...]"))[0]
 
     @property
     def key_to_index(self) -> dict[str, int]:
@@ -209,6 +220,28 @@ class WordIndex(vindex.SearchableView):
         if None in out:
             raise UnknownWords(self, [w for w, i in zip(words, out) if i is None], source, hint)
         return np.asarray(out, dtype=np.int64)
+
+    def _vectors_of(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(raw vectors, row ids)`` of ``words``; a word outside the index gets its fastText vector from
+        :attr:`subwords` (row id -1) when the index has them and the word has a character n-gram, else it is
+        :class:`UnknownWords` (gensim gives such a word the zero vector)."""
+        found = self._lookup(words)
+        if None not in found:
+            ids = np.asarray(found, dtype=np.int64)
+            return self.raw_of(ids), ids
+        model = self.subwords
+        made = {w: model.vector(w) for w, i in zip(words, found) if i is None} if model is not None else {}
+        missing = [w for w, i in zip(words, found) if i is None and made.get(w) is None]
+        if missing:
+            raise UnknownWords(self, missing, hint="" if model is None else f"no character n-gram of "
+                               f"{model.minn}..{model.maxn} characters gives it a fastText vector")
+        ids = np.asarray([-1 if i is None else i for i in found], dtype=np.int64)
+        out = np.empty((len(words), self.dim), dtype=np.float32)
+        if (ids >= 0).any():
+            out[ids >= 0] = self.raw_of(ids[ids >= 0])
+        for j in np.flatnonzero(ids < 0):
+            out[j] = made[words[j]]
+        return out, ids
 
     def suggestion(self, word: str) -> str | None:
         """The form of an unknown ``word`` that the index has when only the case differs: lowercase first (the
@@ -265,13 +298,13 @@ class WordIndex(vindex.SearchableView):
         return list(words)
 
     def vector(self, word: str) -> np.ndarray:
-        """The raw vector of ``word`` (a read-only view into the shards).
+        """The raw vector of ``word`` (read from the shards; a word outside a fastText index: its n-gram vector).
 
         >>> glove = lexprobe.open_index("glove")
         >>> glove.vector("king").shape
         (50,)
         """
-        return self.raw_of(self.ids(self._words_arg(word, "vector")))[0]
+        return self._vectors_of(self._words_arg(word, "vector"))[0][0]
 
     def similarity(self, w1: str, w2: str) -> float:
         """Cosine similarity of two words (gensim's ``similarity``).
@@ -279,7 +312,7 @@ class WordIndex(vindex.SearchableView):
         >>> round(lexprobe.open_index("glove").similarity("king", "queen"), 3)
         0.784
         """
-        u = self.unit_of(self.ids([w1, w2]))
+        u = vindex.unit_rows(self._vectors_of([w1, w2])[0])[0]
         return float(u[0] @ u[1])
 
     @renamed(topn="k", exclude="exclude_inputs")
@@ -322,12 +355,12 @@ class WordIndex(vindex.SearchableView):
             raise LexprobeError("most_similar: give at least one word")
         if topn < 1:
             raise LexprobeError(f"most_similar: topn must be at least 1, not {topn}")
-        ids = self.ids(pos + neg)
+        vectors, ids = self._vectors_of(pos + neg)
         weights = np.array([1.0] * len(pos) + [-1.0] * len(neg), dtype=np.float32)
-        query = (weights[:, None] * self.unit_of(ids)).mean(axis=0)
+        query = (weights[:, None] * vindex.unit_rows(vectors)[0]).mean(axis=0)
         query /= max(float(np.linalg.norm(query)), 1e-12)
-        D, I = self.vectors.search(query[None, :].astype(np.float32), topn, exclude=[sorted(set(ids.tolist()))],
-                                   restrict=restrict_vocab)
+        D, I = self.vectors.search(query[None, :].astype(np.float32), topn,
+                                   exclude=[sorted(set(ids[ids >= 0].tolist()))], restrict=restrict_vocab)
         found = I[0] >= 0
         return list(zip(self.words_at(I[0][found]), map(float, D[0][found])))
 
@@ -420,7 +453,7 @@ class WordIndex(vindex.SearchableView):
         words = self._words_arg(words, "most_similar_to_given")
         if not words:
             raise LexprobeError("most_similar_to_given: give at least one word to choose from")
-        unit = self.unit_of(self.ids([word, *words]))
+        unit = vindex.unit_rows(self._vectors_of([word, *words])[0])[0]
         return words[int(np.argmax(unit[1:] @ unit[0]))]
 
     def _folded_vocab(self, restrict_vocab: int | None, case_insensitive: bool) -> dict[str, int]:
@@ -561,7 +594,9 @@ def load_vectors(path: str, *, fmt: str = "auto", vocab: str | None = None, limi
                  lowercase: bool = False) -> WordIndex:
     """Any vector file :func:`build_word_index` reads (word2vec text or binary, GloVe, fastText ``.vec`` and
     ``.bin``, gensim ``.kv``, a packaged alias, ``hf:MODEL``), opened in memory as a :class:`WordIndex`: no home,
-    no name, nothing written (gensim's ``load_word2vec_format`` in one line). Its name is the file's.
+    no name, nothing written (gensim's ``load_word2vec_format`` in one line). Its name is the file's. A fastText
+    ``.bin`` keeps its model, so that words outside the index get their n-gram vectors (:class:`WordIndex`; with
+    ``limit`` or ``lowercase``, a model word left out gets the model's own vector for it).
 
     >>> kv = lexprobe.load_vectors("glove-6b-50d", limit=50000)
     >>> kv, kv.most_similar("king", topn=1)[0][0]
@@ -587,7 +622,9 @@ def load_vectors(path: str, *, fmt: str = "auto", vocab: str | None = None, limi
     manifest = {"kind": KIND, "dim": source.dim, "count": len(words), "source": path,
                 "meta": {**source.meta(), "index": params.as_dict()}}
     store = Store(path=Path(origin), manifest=manifest, tables=[table], _dir_fd_path="")
-    return WordIndex(store, vindex.VectorIndex(vindex.build(unit, ids, params), params))
+    index = WordIndex(store, vindex.VectorIndex(vindex.build(unit, ids, params), params))
+    index.subwords = source.subwords
+    return index
 
 
 def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray, *, origin: str,

@@ -78,7 +78,8 @@ def read_limit(name: str) -> int:
 
 @dataclass
 class VectorSource:
-    """Where vectors come from and what was read: the manifest's ``source`` and ``meta`` are made of this."""
+    """Where vectors come from and what was read: the manifest's ``source`` and ``meta`` are made of this;
+    ``subwords``, once a fastText ``.bin`` is read, its model (:class:`FastTextBin`: vectors for unseen words)."""
 
     spec: str
     format: str
@@ -88,6 +89,7 @@ class VectorSource:
     lowercase: bool = False
     limit: int | None = None
     extra: dict = field(default_factory=dict)
+    subwords: "FastTextBin | None" = field(default=None, repr=False)  # a fastText .bin's model: unseen words' vectors
 
     def meta(self) -> dict:
         return {"source": self.spec, "format": self.format, "dim": self.dim, "rows_read": self.rows_read,
@@ -803,6 +805,7 @@ def read_fasttext_bin(path: str | os.PathLike) -> FastTextBin:
 def _fasttext_chunks(path: Path, source: "VectorSource") -> Iterator[Chunk]:
     """The words of a fastText ``.bin`` model with the vectors fastText gives them (:meth:`FastTextBin.word_vectors`)."""
     model = read_fasttext_bin(path)
+    source.subwords = model
     source.extra.update({"fasttext": {k: model.args[k] for k in ("bucket", "minn", "maxn", "layout")}})
     for start in range(0, len(model.words), CHUNK_ROWS):
         chunk = model.word_vectors(start, start + CHUNK_ROWS)

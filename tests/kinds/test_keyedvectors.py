@@ -1,7 +1,8 @@
 """WordIndex as gensim's KeyedVectors: lexprobe.load_vectors opens a vector file in memory,
 and len, in, index[...], key_to_index, index_to_key, most_similar, most_similar_cosmul, doesnt_match,
 closer_than, rank, most_similar_to_given and evaluate_word_analogies answer as gensim's do on the same file
-(gensim's own test vectors; the packaged GloVe for the analogy sections)."""
+(gensim's own test vectors; the packaged GloVe for the analogy sections); a fastText .bin gives unseen words their
+n-gram vectors as gensim's FastTextKeyedVectors does."""
 
 from __future__ import annotations
 
@@ -117,3 +118,31 @@ def test_load_vectors_reads_other_formats_and_reports_bad_ones(tmp_path):
     empty.write_text("")
     with pytest.raises(LexprobeError, match="empty.txt"):
         lexprobe.load_vectors(str(empty))
+
+
+@pytest.mark.parametrize("name", ["lee_fasttext.bin", "lee_fasttext_new.bin"])
+def test_a_fasttext_bin_gives_unseen_words_gensims_subword_vectors(name, tmp_path):
+    from gensim.models.fasttext import load_facebook_vectors
+
+    path = str(GENSIM_DATA / name)
+    ours, kv = lexprobe.load_vectors(path), load_facebook_vectors(path)
+    unseen = ["landlord", "qwertyuiop", "kingdoms", "nightly", "naïveté"]
+    assert "n-grams 3..6" in repr(ours) and ours.index_to_key == kv.index_to_key
+    for word in unseen:  # vocabulary only, as gensim's key_to_index (gensim's `in` says True for every word)
+        assert word not in ours and word not in ours.key_to_index and word not in kv.key_to_index and word in kv
+        np.testing.assert_array_equal(ours.vector(word), kv[word], err_msg=word)
+    np.testing.assert_array_equal(ours[unseen + ["night"]], kv[unseen + ["night"]])
+    for a, b in (("landlord", "night"), ("qwertyuiop", "kingdoms"), ("night", "day")):
+        assert ours.similarity(a, b) == pytest.approx(float(kv.similarity(a, b)), abs=ERR)
+    for positive, negative in ((["landlord"], []), (["qwertyuiop"], []), (["landlord", "night"], ["kingdoms"])):
+        mine, theirs = ours.most_similar(positive, negative, topn=8), kv.most_similar(positive, negative, topn=8)
+        assert_topk_agrees([ours.key_to_index[w] for w, _ in mine],
+                           ([kv.key_to_index[w] for w, _ in theirs], [s for _, s in theirs]), ERR,
+                           scores=np.array([s for _, s in mine]), what=str(positive))
+    group = ["night", "kingdoms", "house", "qwertyuiop"]
+    assert ours.most_similar_to_given("landlord", group) == kv.most_similar_to_given("landlord", group)
+    with pytest.raises(UnknownWords, match="n-gram of 3..6"):  # "<>": no n-gram; gensim's zero vector
+        ours.vector("")
+    lexprobe.build_word_index("lee", path, home=tmp_path)  # a built index keeps the vocabulary only
+    with pytest.raises(UnknownWords, match="landlord"):
+        WordIndex.open("lee", home=tmp_path).vector("landlord")
