@@ -75,17 +75,12 @@ def ota(obj: Context, model, into, word_args, more_words, iterations, contexts, 
     Rows printed: word, tokens (subword count), iterations run, final loss.
     """
     from ..rare_words.inserted_vectors import insert_ota
-    from ..rare_words.ota import word_pieces
 
     words = read_words(list(word_args) + list(more_words))
-    result, summary = insert_ota(into, model, words, home=obj.home, replace=replace, iterations=iterations,
-                                 contexts=contexts, init=init, lr=lr, layers=layers, seed=seed,
-                                 batch_size=batch_size, patience=patience or None, tol=tol, device=device)
-    from ..sources.models import load_tokenizer
-
-    pieces = word_pieces(load_tokenizer(model), words)
-    rows = [{"word": w, "tokens": len(p), "iterations": int(i), "final_loss": float(l)}
-            for w, p, i, l in zip(words, pieces, result.iterations, result.final_loss)]
+    summary = insert_ota(into, model, words, home=obj.home, replace=replace, iterations=iterations,
+                         contexts=contexts, init=init, lr=lr, layers=layers, seed=seed, batch_size=batch_size,
+                         patience=patience or None, tol=tol, device=device)
+    rows = summary["words"]
     click.echo(render(rows, fmt, ["word", "tokens", "iterations", "final_loss"]))
     if fmt == "table":
         click.echo(f"inserted {summary['inserted']} words into {into} ({summary['replaced']} replaced, "

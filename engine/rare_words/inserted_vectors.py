@@ -16,14 +16,16 @@ from ..core.store import home_path
 from .am_store import context_windows, contexts_identity
 from .am_targets import same_space
 from .mimicking import AMModel
-from .ota import OTAResult, approximate, check_index_model
+from .ota import approximate, check_index_model, word_pieces
 
 
 @old_order("home", "name", "model_name", "words")
 def insert_ota(name: str, model_name: str, words: Sequence[str], *, home=None, replace: bool = False,
-               device="auto", **options) -> tuple[OTAResult, dict]:
+               device="auto", **options) -> dict:
     """Approximate ``words`` with ``model_name`` on ``device`` (float32) and add them to the words index ``name``
-    (origin ``ota``).
+    (origin ``ota``). Returns the insertion's summary with ``model`` and ``words``: per word its subword
+    ``tokens``, the ``iterations`` run and the ``final_loss`` (the vectors are in the index;
+    :func:`lexprobe.rare_words.ota.approximate` gives them without inserting).
 
     Checks first (before any optimisation) that the index was built from this model's input embeddings and,
     unless ``replace``, that none of the words is in it already.
@@ -42,7 +44,9 @@ def insert_ota(name: str, model_name: str, words: Sequence[str], *, home=None, r
     result = approximate(model, tokenizer, words, **options)
     settings = {"model": model_name, **{k: v for k, v in options.items()}}
     summary = insert_words(home, name, list(words), result.vectors, origin="ota", settings=settings, replace=replace)
-    return result, summary
+    rows = [{"word": w, "tokens": len(p), "iterations": int(i), "final_loss": float(f)}
+            for w, p, i, f in zip(words, word_pieces(tokenizer, words), result.iterations, result.final_loss)]
+    return {**summary, "model": model_name, "words": rows}
 
 
 def insert_am(name: str, words: Sequence[str], *, into: str, home=None, contexts: str | None = None,

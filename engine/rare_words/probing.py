@@ -25,6 +25,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..core.conventions import Result
 from ..core.errors import LexprobeError
 from ..core.seeds import rng_for
 from .cloze_queries import Query, make_query
@@ -279,15 +280,33 @@ def population_of(entries: Sequence) -> dict[tuple[str, str], int]:
     return out
 
 
+@dataclass
+class WNLaMProScores(Result):
+    """What :func:`probe_tables` (``lexprobe.probe_wnlampro``) returns. :meth:`to_arrow`: ``rows``, one per strategy
+    and entry (rank, rr, p@k, the random baseline's). The other tables are records (lists of dicts):
+    ``by_bucket`` (MRR, P@k per strategy, relation and bucket), ``overall`` (per strategy and bucket), ``wide``
+    (strategies side by side); ``summary`` (skips, counts, ``mrr_by_bucket``, the random baseline's
+    ``random_mrr_by_bucket``) and ``population`` (what the means are weighted to, or None)."""
+
+    rows: list[dict]
+    by_bucket: list[dict]
+    overall: list[dict]
+    wide: list[dict]
+    summary: dict
+    population: Mapping[tuple[str, str], int] | None = None
+
+    def to_arrow(self):
+        import pyarrow as pa
+
+        return pa.Table.from_pylist(self.rows)
+
+
 def probe_tables(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = ("original",),
                  cutoff: int = DEFAULT_CUTOFF, batch_size: int = 64, ota_iterations: int | None = None,
                  seed: int = 0, population: Mapping[tuple[str, str], int] | None = None,
-                 providers: Mapping[str, Provider] | None = None, policy: str | None = None) -> dict:
-    """:func:`probe` and its tables: ``rows`` (one per strategy and entry), ``by_bucket`` (MRR, P@k per strategy,
-    relation and bucket), ``overall`` (per strategy and bucket), ``wide`` (strategies side by side) and
-    ``summary`` (with ``mrr_by_bucket`` and the random baseline's ``random_mrr_by_bucket``). ``population``
-    (:func:`population_of` the dataset a sample was drawn from) reweights the means to the dataset; ``providers``
-    and ``policy`` as in :func:`probe`."""
+                 providers: Mapping[str, Provider] | None = None, policy: str | None = None) -> WNLaMProScores:
+    """:func:`probe` and its tables (:class:`WNLaMProScores`). ``population`` (:func:`population_of` the dataset a
+    sample was drawn from) reweights the means to the dataset; ``providers`` and ``policy`` as in :func:`probe`."""
     ota_options = {"iterations": ota_iterations} if ota_iterations else {}
     rows, summary = probe(entries, lm, strategies=strategies, cutoff=cutoff, batch_size=batch_size,
                           ota_options=ota_options, seed=seed, providers=providers, policy=policy)
@@ -298,5 +317,4 @@ def probe_tables(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[s
     summary.update({"mrr_by_bucket": {f"{r['strategy']}/{r['bucket']}": r["mrr"] for r in overall},
                     "random_mrr_by_bucket": {r["bucket"]: r["random_mrr"] for r in overall
                                              if r["strategy"] == strategies[0]}})
-    return {"rows": rows, "by_bucket": long, "overall": overall, "wide": side_by_side(long, strategies),
-            "summary": summary, "population": population}
+    return WNLaMProScores(rows, long, overall, side_by_side(long, strategies), summary, population)

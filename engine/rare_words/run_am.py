@@ -21,9 +21,11 @@ run probed the same sample (:func:`wnlampro_rows`).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
+from .probing import WNLaMProScores
 from ..runs.report import Section, Table
 from ..runs.run_dir import RunDir
 
@@ -116,8 +118,8 @@ def differences(result: dict, *, seed: int) -> list[dict]:
     for first in ("am", "am-context"):
         for second in ("original", "ota"):
             for bucket in BUCKETS:
-                rows = [r for r in result["rows"] if bucket in ("all", r["bucket"])]
-                gap = compare_strategies(rows, first, second, population=result["population"], seed=seed)
+                rows = [r for r in result.rows if bucket in ("all", r["bucket"])]
+                gap = compare_strategies(rows, first, second, population=result.population, seed=seed)
                 out.append({"comparison": f"{first} - {second}", "bucket": bucket, **gap})
     return out
 
@@ -144,11 +146,11 @@ def wnlampro_rows(folder, *, limit: int, seed: int, dtype: str) -> list[dict] | 
 
 
 def probe_stage(home, *, limit: int, ota_iterations: int, max_contexts: int, seed: int, device="auto",
-                dtype="float32", earlier: list[dict] | None = None) -> tuple[dict, dict]:
+                dtype="float32", earlier: list[dict] | None = None) -> tuple[WNLaMProScores, dict]:
     """WNLaMPro for SPLADE-tiny (built from WordNet), a sample of ``limit`` entries per relation probed with the
     four strategies (``earlier``: the original and ota rows of the same sample, probed by the wnlampro stage: only
-    the AM strategies are probed here); returns the tables of :func:`lexprobe.rare_words.probing.probe_tables`
-    and the providers."""
+    the AM strategies are probed here); returns :func:`lexprobe.rare_words.probing.probe_tables`' scores (every
+    strategy's rows and tables) and the providers."""
     from .am_store import am_providers
     from .language_models import load_lm
     from .probing import aggregate, population_of, probe_tables, select
@@ -164,12 +166,12 @@ def probe_stage(home, *, limit: int, ota_iterations: int, max_contexts: int, see
                           strategies=tuple(AM_MODELS) if reuse else STRATEGIES, ota_iterations=ota_iterations,
                           seed=seed, population=population, providers=providers)
     if reuse:
-        probed = {r["id"] for r in result["rows"]}
-        rows = [r for r in earlier if r["id"] in probed] + result["rows"]
-        result.update(rows=rows, by_bucket=aggregate(rows, population=population),
-                      overall=aggregate(rows, by=("strategy", "bucket"), population=population))
-        result["summary"]["strategies"] = list(STRATEGIES)
-    result["summary"]["original and ota"] = "the wnlampro stage's rows" if reuse else "probed here"
+        probed = {r["id"] for r in result.rows}
+        rows = [r for r in earlier if r["id"] in probed] + result.rows
+        result = replace(result, rows=rows, by_bucket=aggregate(rows, population=population),
+                         overall=aggregate(rows, by=("strategy", "bucket"), population=population))
+        result.summary["strategies"] = list(STRATEGIES)
+    result.summary["original and ota"] = "the wnlampro stage's rows" if reuse else "probed here"
     return result, providers
 
 
@@ -192,13 +194,13 @@ def am_stage(run_dir: RunDir, settings) -> Section:
                                         max_contexts=mode["max_contexts"], seed=seed, device=settings.device,
                                         dtype=settings.dtype, earlier=earlier)
     gaps = differences(result, seed=seed)
-    shares = context_shares(result["rows"], providers)
+    shares = context_shares(result.rows, providers)
     run_dir.write_table("recovery", recovery)
-    run_dir.write_table("entries", result["rows"], markdown=False)
-    run_dir.write_table("by_bucket", result["by_bucket"])
+    run_dir.write_table("entries", result.rows, markdown=False)
+    run_dir.write_table("by_bucket", result.by_bucket)
     run_dir.write_table("differences", gaps)
     run_dir.write_table("contexts", shares)
-    run_dir.write_json("summary.json", {**result["summary"], "contexts_index": built,
+    run_dir.write_json("summary.json", {**result.summary, "contexts_index": built,
                                         "models": {s: {k: v for k, v in t.items() if k != "path"}
                                                    for s, t in trained.items()},
                                         "targets": {"words": len(targets.words), **targets.provenance}})
@@ -211,8 +213,8 @@ def am_stage(run_dir: RunDir, settings) -> Section:
         f"WNLaMPro: at most {mode['limit']} entries per relation (the wnlampro stage's sample), every keyword "
         f"replaced by its AM vector (policy all, the authors' evaluation), at most {mode['max_contexts']} contexts "
         "a keyword; means weighted to the dataset's (relation, bucket) cells; original and ota: "
-        f"{result['summary']['original and ota']}.")
-    overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result["overall"]}
+        f"{result.summary['original and ota']}.")
+    overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result.overall}
     section.tables.append(Table("WNLaMPro MRR by bucket and strategy (SPLADE-tiny)",
                                 [{"strategy": s, **{b: overall.get((s, b)) for b in BUCKETS}} for s in STRATEGIES]))
     section.tables.append(Table("Paired differences of MRR by bucket, bootstrap 95% intervals", gaps))
@@ -223,7 +225,7 @@ def am_stage(run_dir: RunDir, settings) -> Section:
     section.findings.append(am_context_half(gap, share, section=section.key))
     section.tables.append(Table("Recovery of held-out words (cosine to the true embedding, rank among all targets)",
                                 recovery))
-    section.tables.append(Table("MRR, P@3, P@10 by relation and bucket", result["by_bucket"]))
+    section.tables.append(Table("MRR, P@3, P@10 by relation and bucket", result.by_bucket))
     section.settings = {"model": MODEL, "corpora": ", ".join(CORPORA), **mode, "seed": seed,
                         "replace policy": "all"}
     return section

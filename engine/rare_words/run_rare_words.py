@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .ota import DEFAULTS as OTA_DEFAULTS
+from .probing import WNLaMProScores
 from ..core.errors import LexprobeError
 from ..core.formatting import markdown_table
 from ..sources.datasets.wnlampro import BUCKETS, DATASET_FILE, Entry, estimated_count, zipf
@@ -141,8 +142,8 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
                  batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0,
                  threads: int | None = None, device="auto", dtype="float32", providers=None, policy=None) -> dict:
     """Probe a WNLaMPro file with ``model`` on ``device``, inference in ``dtype`` (OTA in float32)
-    (:func:`probe_wnlampro`) and write the run folder ``out`` (:func:`write_wnlampro`). Returns the tables, the
-    summary and the side-by-side table as ``markdown``."""
+    (:func:`probe_wnlampro`) and write the run folder ``out`` (:func:`write_wnlampro`). Returns the ``summary``
+    and the side-by-side table as ``markdown``."""
     from ..sources.datasets.wnlampro import read_dataset
 
     result = probe_wnlampro(model, read_dataset(dataset), dataset=str(dataset), strategies=strategies, split=split,
@@ -150,17 +151,18 @@ def run_wnlampro(model: str, dataset, out: str | Path, *, strategies: Sequence[s
                             ota_iterations=ota_iterations, seed=seed, threads=threads, device=device, dtype=dtype,
                             providers=providers, policy=policy)
     write_wnlampro(result, out)
-    return result
+    return {"summary": result.summary, "markdown": markdown_table(result.wide)}
 
 
 def probe_wnlampro(model: str, entries: Sequence[Entry], *, dataset: str, strategies: Sequence[str] = ("original",),
                    split: str = "all", relations: Sequence[str] = (), limit: int | None = None, cutoff: int = 100,
                    batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0,
-                   threads: int | None = None, device="auto", dtype="float32", providers=None, policy=None) -> dict:
+                   threads: int | None = None, device="auto", dtype="float32", providers=None,
+                   policy=None) -> WNLaMProScores:
     """WNLaMPro ``entries`` (those of ``split`` and ``relations``, at most ``limit`` per relation) probed with
     ``model`` (:func:`lexprobe.rare_words.probing.probe_tables`; ``dataset`` names where the entries came from in
-    the summary): the tables, the summary and the side-by-side table as ``markdown``; ``providers`` (the AM
-    strategies' keyword vectors) and ``policy`` as in :func:`lexprobe.rare_words.probing.probe`. Writes nothing."""
+    the summary); ``providers`` (the AM strategies' keyword vectors) and ``policy`` as in
+    :func:`lexprobe.rare_words.probing.probe`. Writes nothing."""
     from .language_models import load_lm
     from .probing import population_of, probe_tables, select
 
@@ -173,21 +175,21 @@ def probe_wnlampro(model: str, entries: Sequence[Entry], *, dataset: str, strate
                               cutoff=cutoff, batch_size=batch_size, ota_iterations=ota_iterations, seed=seed,
                               population=population_of(every) if limit is not None else None,
                               providers=providers, policy=policy)
-    result["summary"].update({"model": model, "dataset": dataset, "split": split, "limit": limit, "seed": seed,
-                              **({"dtype": dtype} if dtype != "float32" else {})})
-    return {**result, "markdown": markdown_table(result["wide"])}
+    result.summary.update({"model": model, "dataset": dataset, "split": split, "limit": limit, "seed": seed,
+                           **({"dtype": dtype} if dtype != "float32" else {})})
+    return result
 
 
-def write_wnlampro(result: dict, out: str | Path) -> None:
+def write_wnlampro(result: WNLaMProScores, out: str | Path) -> None:
     """The run folder of :func:`probe_wnlampro`'s ``result``: ``entries.parquet`` (one row per strategy and entry),
     ``by_bucket`` and ``overall`` (long), ``table.md`` (strategies side by side), ``figure2.png``,
     ``summary.json``."""
-    summary, overall = result["summary"], result["overall"]
+    summary, overall = result.summary, result.overall
     run = RunDir(out)
-    run.write_table("entries", result["rows"], markdown=False)
-    run.write_table("by_bucket", result["by_bucket"])
+    run.write_table("entries", result.rows, markdown=False)
+    run.write_table("by_bucket", result.by_bucket)
     run.write_table("overall", overall)
-    run.write_text("table.md", result["markdown"] + "\n")
+    run.write_text("table.md", markdown_table(result.wide) + "\n")
     run.write_json("summary.json", summary)
     labels = [b for b in BUCKETS + ("all",) if any(r["bucket"] == b for r in overall)]
     series = {s: [next((r["mrr"] for r in overall if r["strategy"] == s and r["bucket"] == b), 0.0) for b in labels]
@@ -229,16 +231,16 @@ def _stage_model(run_dir: RunDir, settings, model: str, computed: dict) -> dict:
     limit, ota_iterations = STAGE_MODELS[model]["quick" if settings.quick else "full"]
     folder = run_dir.path / model
     entries, result = computed["entries"], computed["result"]
-    result["summary"]["dataset"] = str(write_dataset(entries, folder / "dataset")["jsonl"])
+    result.summary["dataset"] = str(write_dataset(entries, folder / "dataset")["jsonl"])
     write_wnlampro(result, folder)
-    overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result["overall"]}
+    overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result.overall}
     mrr = lambda s, b: overall.get((s, b), float("nan"))  # noqa: E731
     best = max(("first", "last", "avg"), key=lambda s: mrr(s, "all"))
-    population = result["population"]
+    population = result.population
     return {"model": model, "entries": entries, "result": result, "limit": limit, "ota_iterations": ota_iterations,
             "mrr": mrr, "best": best,
-            "gap": compare_strategies(result["rows"], "ota", best, population=population, seed=settings.seed),
-            "frequency": {s: bucket_gap(result["rows"], s, "frequent", "rare", population=population,
+            "gap": compare_strategies(result.rows, "ota", best, population=population, seed=settings.seed),
+            "frequency": {s: bucket_gap(result.rows, s, "frequent", "rare", population=population,
                                         seed=settings.seed) for s in STAGE_STRATEGIES}}
 
 
@@ -247,9 +249,9 @@ def _with_intervals(run: dict, seed: int) -> list[dict]:
     from .probing_scores import mrr_interval
 
     out = []
-    for r in run["result"]["by_bucket"]:
-        _, low, high = mrr_interval(run["result"]["rows"], r["strategy"], relation=r["relation"],
-                                    bucket=r["bucket"], population=run["result"]["population"], seed=seed)
+    for r in run["result"].by_bucket:
+        _, low, high = mrr_interval(run["result"].rows, r["strategy"], relation=r["relation"],
+                                    bucket=r["bucket"], population=run["result"].population, seed=seed)
         head = {k: r[k] for k in ("strategy", "relation", "bucket", "n", "mrr")}
         out.append({"model": run["model"], **head, "mrr_low": low, "mrr_high": high,
                     **{k: v for k, v in r.items() if k not in head}})
@@ -298,7 +300,7 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
     by_bucket = [{"model": run["model"], "strategy": s, **{b: run["mrr"](s, b) for b in buckets}}
                  for run in runs for s in STAGE_STRATEGIES]
     by_bucket += [{"model": run["model"], "strategy": "random",
-                   **{b: run["result"]["summary"]["random_mrr_by_bucket"].get(b) for b in buckets}} for run in runs]
+                   **{b: run["result"].summary["random_mrr_by_bucket"].get(b) for b in buckets}} for run in runs]
     effect = [{"model": run["model"], "strategy": s, "rare": run["mrr"](s, "rare"),
                "frequent": run["mrr"](s, "frequent"), **{f"frequent - rare {k}": run["frequency"][s][k]
                                                         for k in ("difference", "low", "high", "entries")}}
@@ -318,7 +320,7 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
                                     f"({run['model']})", _with_intervals(run, settings.seed)))
     labels = [f"{b} ({run['model']})" for run in runs for b in buckets]
     series = {s: [run["mrr"](s, b) for run in runs for b in buckets] for s in STAGE_STRATEGIES}
-    series["random"] = [run["result"]["summary"]["random_mrr_by_bucket"].get(b, 0.0) for run in runs for b in buckets]
+    series["random"] = [run["result"].summary["random_mrr_by_bucket"].get(b, 0.0) for run in runs for b in buckets]
     bar_chart(run_dir.file("figure2.png"), labels, series, ylabel="MRR",
               title="WNLaMPro MRR by keyword frequency: " + " and ".join(STAGE_MODELS))
     section.images.append(Image("figure2.png", "Figure 2: MRR by keyword frequency and strategy, both models"))

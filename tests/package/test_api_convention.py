@@ -44,8 +44,6 @@ RETURNS = {
               "OffsetIndex.open", "OffsetIndex.relations", "OffsetIndex.kinds", "AMModel.open", "AMModel.form",
               "AMModel.state"},
 }
-# known to return another shape still: the rare-words slice converts them; drop a name once it conforms
-PENDING = {"insert_ota": "tuple[OTAResult, dict]", "probe_wnlampro": "dict"}
 
 
 def public_callables() -> dict[str, object]:
@@ -89,9 +87,6 @@ def test_names_home_and_k_follow_the_convention(name):
 def test_returns_follow_the_convention(name):
     func = PUBLIC[name]
     annotation = inspect.signature(func).return_annotation
-    if name in PENDING:
-        assert annotation == PENDING[name], f"{name} conforms now: drop it from PENDING"
-        return
     if name in RETURNS["summary"]:
         assert annotation == "dict", name
     elif name in RETURNS["gensim"]:  # gensim's shapes: lists of (word, score), a word, words, a number, a test

@@ -256,6 +256,22 @@ def splade_home(tmp_path_factory):
     return home
 
 
+def test_insert_ota_returns_a_json_ready_summary(splade_home):
+    import lexprobe
+    from lexprobe.kinds.words import WordIndex
+    from lexprobe.sources.models import load_encoder, load_tokenizer
+
+    options = {"iterations": 5, "seed": 3}
+    summary = lexprobe.insert_ota("sp", "splade-tiny", ["kumquat"], home=splade_home, replace=True, **options)
+    assert json.loads(json.dumps(summary)) == summary and summary["model"] == "splade-tiny"
+    [row] = summary["words"]
+    alone = ota.approximate(load_encoder("splade-tiny"), load_tokenizer("splade-tiny"), ["kumquat"], **options)
+    assert row == {"word": "kumquat", "tokens": len(ota.word_pieces(load_tokenizer("splade-tiny"), ["kumquat"])[0]),
+                   "iterations": 5, "final_loss": float(alone.final_loss[0])} and row["tokens"] > 1
+    index = WordIndex.open("sp", home=splade_home)
+    np.testing.assert_array_equal(index.vector("kumquat"), alone.vectors[0])
+
+
 def test_ota_inserts_into_a_real_splade_index(cli, splade_home, tmp_path):
     from lexprobe.kinds.words import WordIndex
 

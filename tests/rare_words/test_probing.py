@@ -76,6 +76,18 @@ def test_mrr_and_precision_equal_hand_computation(tokenizer):
     assert {r["id"]: r["rr"] for r in rows200}[2] == pytest.approx(1 / 150)
 
 
+def test_probe_wnlampro_returns_a_result_with_its_rows_as_arrow(tokenizer):
+    import lexprobe
+    from lexprobe.rare_words.probing import WNLaMProScores
+
+    scores = lexprobe.probe_wnlampro(_entries(tokenizer), FakeLM(tokenizer), cutoff=100)
+    rows, _ = probe(_entries(tokenizer), FakeLM(tokenizer), cutoff=100)
+    assert isinstance(scores, WNLaMProScores) and scores.rows == rows
+    assert scores.to_arrow().to_pylist() == rows and scores.to_pandas()["rank"].tolist() == [1, 5, 150]
+    assert {(r["strategy"], r["bucket"]) for r in scores.overall} >= {("original", "all")}
+    assert scores.summary["entries"] == 3 and "\n" not in repr(scores) and len(repr(scores)) < 300
+
+
 def test_rank_targets_ties_and_top():
     logits = np.array([[0.5, 2.0, 2.0, 1.0, -1.0]])
     ranks, top = rank_targets(logits, [[3, 4]], 3)
