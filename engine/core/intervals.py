@@ -9,13 +9,14 @@ Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 
 def wilson(count: int, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval (95% by default) of a share ``count / n``: it stays inside [0, 1] and is sound for
-    shares near 0 or 1, unlike the normal approximation. ``n == 0`` gives (nan, nan)."""
+    shares near 0 or 1, unlike the normal approximation. At 0 and at ``n`` successes its end is exactly 0 or 1
+    (the formula meets it only up to rounding). ``n == 0`` gives (nan, nan)."""
     if n == 0:
         return float("nan"), float("nan")
     p = count / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return (0.0 if count == 0 else max(0.0, centre - half)), (1.0 if count == n else min(1.0, centre + half))
 
 
 def paired_bootstrap(a, b, *, strata=None, weights=None, resamples: int = 2000, seed: int = 0,
@@ -51,8 +52,9 @@ def correlation_bootstrap(x, y, *, resamples: int = 1000, seed: int = 0, level: 
                           ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap intervals (95% by default) of Pearson's and Spearman's correlation of paired
     observations: ``{"pearson": (low, high), "spearman": (low, high)}``. Pairs are resampled together with
-    replacement; ranks average ties, as scipy's ``spearmanr``; a resample whose values are all equal has no
-    correlation and is left out."""
+    replacement; ranks average ties, as scipy's ``spearmanr``; a resample whose x or y values are all equal has no
+    correlation and is left out (found by comparing the values: subtracting their float mean can leave a rounding
+    residue whose "correlation" is +-1)."""
     import numpy as np
     from scipy.stats import rankdata
 
@@ -63,9 +65,11 @@ def correlation_bootstrap(x, y, *, resamples: int = 1000, seed: int = 0, level: 
     X, Y = x[take], y[take]
 
     def pearson(a, b):
+        flat = (a == a[:, :1]).all(axis=1) | (b == b[:, :1]).all(axis=1)
         a, b = a - a.mean(axis=1, keepdims=True), b - b.mean(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+            r = (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+        return np.where(flat, np.nan, np.clip(r, -1.0, 1.0))
 
     values = {"pearson": pearson(X, Y), "spearman": pearson(rankdata(X, axis=1), rankdata(Y, axis=1))}
     bounds = [(1 - level) / 2, (1 + level) / 2]
