@@ -88,3 +88,57 @@ def test_random_precision_when_targets_fill_the_top():
     p3 = np.mean([max(a, b) / 3 for a in hits for b in hits])
     got = random_scores(np.array([t]), np.array([2]), V, cutoff=3, at=(3,))
     assert got["p@3"][0] == pytest.approx(p3)
+
+
+def test_post_stratified_means_with_uneven_cells_by_hand():
+    """Cells sampled unevenly: within bucket 'rare' antonym has 2 sampled entries standing for 10, hypernym 3 for
+    60; bucket 'frequent' holds 1 (for 5) and 4 (for 8). Each entry weighs its cell's population / its cell's
+    sampled entries of the same strategy, so a bucket's mean is sum_c N_c mean_c / sum_c N_c. Strategy 'ota' misses
+    two hypernym entries (its cells' own counts divide). The bootstrap intervals of the same cells:
+    tests/core/test_intervals.py."""
+    from lexprobe.rare_words.probing_scores import bucket_gap, cell_weights, compare_strategies, mrr_interval
+
+    population = {("antonym", "rare"): 10, ("hypernym", "rare"): 60, ("antonym", "frequent"): 5,
+                  ("hypernym", "frequent"): 8}
+    rows = [_row("original", 0, "antonym", "rare", 1.0, 1 / 3, 0.1),
+            _row("original", 1, "antonym", "rare", 0.5, 0, 0.2),
+            _row("original", 2, "hypernym", "rare", 0.0, 0, 0.0), _row("original", 3, "hypernym", "rare", 0.25, 0, 0.1),
+            _row("original", 4, "hypernym", "rare", 0.5, 2 / 3, 0.3),
+            _row("original", 5, "antonym", "frequent", 1.0, 1 / 3, 0.1),
+            *[_row("original", 6 + i, "hypernym", "frequent", rr, 0, 0.1) for i, rr in enumerate((0.2, 0.2, 1.0, 0))],
+            _row("ota", 0, "antonym", "rare", 0.5), _row("ota", 1, "antonym", "rare", 0.5),
+            _row("ota", 2, "hypernym", "rare", 1.0), _row("ota", 5, "antonym", "frequent", 0.0),
+            _row("ota", 6, "hypernym", "frequent", 0.25), _row("ota", 7, "hypernym", "frequent", 0.75)]
+    for r, random_rr in zip(rows, (0.02, 0.04, 0.01, 0.01, 0.04, 0.05, 0.03, 0.03, 0.03, 0.03)):
+        r["random_rr"] = random_rr
+    assert cell_weights(rows, population).tolist() == pytest.approx(
+        [5, 5, 20, 20, 20, 5, 2, 2, 2, 2, 5, 5, 60, 5, 4, 4])
+    got = {(r["strategy"], r["bucket"]): r for r in aggregate(rows, by=("strategy", "bucket"), population=population)}
+    rare, frequent, every = got[("original", "rare")], got[("original", "frequent")], got[("original", "all")]
+    assert rare["mrr"] == pytest.approx((10 * 0.75 + 60 * 0.25) / 70)  # 0.3214; the sample's plain mean is 0.45
+    assert rare["p@3"] == pytest.approx((10 * (1 / 6) + 60 * (2 / 9)) / 70)
+    assert rare["p@10"] == pytest.approx((10 * 0.15 + 60 * 0.4 / 3) / 70)
+    assert rare["random_mrr"] == pytest.approx((10 * 0.03 + 60 * 0.02) / 70)
+    assert (rare["n"], rare["n_dataset"]) == (5, 70)
+    assert frequent["mrr"] == pytest.approx((5 * 1.0 + 8 * 0.35) / 13)
+    assert frequent["p@3"] == pytest.approx(5 / 3 / 13)
+    assert frequent["random_mrr"] == pytest.approx((5 * 0.05 + 8 * 0.03) / 13)
+    assert every["mrr"] == pytest.approx((10 * 0.75 + 60 * 0.25 + 5 * 1.0 + 8 * 0.35) / 83)
+    assert (every["n"], every["n_dataset"]) == (10, 83)
+    assert got[("ota", "rare")]["mrr"] == pytest.approx((10 * 0.5 + 60 * 1.0) / 70)
+    assert got[("ota", "frequent")]["mrr"] == pytest.approx((5 * 0.0 + 8 * 0.5) / 13)
+    by_cell = {(r["strategy"], r["relation"], r["bucket"]): r for r in aggregate(rows, population=population)}
+    assert by_cell[("original", "hypernym", "all")]["mrr"] == pytest.approx((60 * 0.25 + 8 * 0.35) / 68)
+    assert by_cell[("original", "hypernym", "rare")]["mrr"] == pytest.approx(0.25)  # one cell: the plain mean
+    # the intervals' estimates are the table's numbers
+    assert mrr_interval(rows, "original", bucket="rare", population=population, resamples=10)[0] == \
+        pytest.approx(rare["mrr"])
+    assert mrr_interval(rows, "original", relation="hypernym", bucket="all", population=population,
+                        resamples=10)[0] == pytest.approx(by_cell[("original", "hypernym", "all")]["mrr"])
+    assert bucket_gap(rows, "ota", "frequent", "rare", population=population, resamples=10)["difference"] == \
+        pytest.approx(got[("ota", "frequent")]["mrr"] - got[("ota", "rare")]["mrr"])
+    # paired over the 6 entries both strategies scored: cells' mean differences, weighted by their populations
+    diff = compare_strategies(rows, "ota", "original", population=population, resamples=10)
+    assert diff["entries"] == 6
+    assert diff["difference"] == pytest.approx((10 * (0.0 - 0.5) / 2 + 60 * 1.0 + 5 * -1.0 + 8 * (0.05 + 0.55) / 2)
+                                               / 83)
