@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..kinds.analogy_queries import METHODS
 from ..analogies.offset_consistency import score_pairs, unit_offsets
@@ -27,17 +29,24 @@ from ..rare_words.cloze_queries import top_predictions
 from ..rare_words.language_models import MaskedLM
 from ..core.errors import LexprobeError
 from ..core.store import Store
-from ..kinds.tokens import TokenIndex
+from ..kinds.tokens import TokenIndex, mark
 from ..kinds.words import WordIndex
 from ..sources import datahome
 from ..sources.datasets.analogy_sets import DATASET_KINDS, read_dataset
 from ..sources.datasets.bats import apply_vocab
 from ..sources.models import DEFAULT_CAUSAL, DEFAULT_MLM
+from . import projection
 from .opened import Models, NotFound, OpenIndexes
 
 MAX_K = 1000          # the most results one request may ask for
 MAX_TEXT = 2000       # the longest sentence or probe text, in characters
 MAX_SHUFFLES = 500
+MAX_LIST = 50_000     # the longest word or pair list, in characters
+VIEWS = ("words", "neighbors", "relation", "senses", "inserted")
+INSERTED = ("ota", "am")  # the origins of words inserted into a words index (lexprobe ota/am --into)
+# frequency buckets of a words index's row order (its rank column: frequency rank in GloVe, word2vec and fastText
+# files, which list words by falling frequency); an inserted word (rank 0) has none
+FREQUENCY_BUCKETS = ((1_000, "top 1k"), (10_000, "1k-10k"), (100_000, "10k-100k"))
 
 
 class BadRequest(LexprobeError):
@@ -107,6 +116,56 @@ def integer(params: Mapping[str, str], name: str, default: int, low: int, high: 
     if not low <= value <= high:
         raise BadRequest(f"parameter {name!r} must be between {low} and {high}, not {value}")
     return value
+
+
+def real(params: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
+    """A number parameter in [low, high]."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise BadRequest(f"parameter {name!r} must be a number, not {raw[:40]!r}") from None
+    if not low <= value <= high:  # NaN fails too
+        raise BadRequest(f"parameter {name!r} must be between {low:g} and {high:g}, not {raw[:40]}")
+    return value
+
+
+def word_list(params: Mapping[str, str], name: str) -> list[str]:
+    """The distinct words of a comma-, space- or newline-separated list, in their order."""
+    words = [w for w in re.split(r"[,\s]+", text(params, name, limit=MAX_LIST)) if w]
+    return list(dict.fromkeys(words))
+
+
+def pair_list(params: Mapping[str, str], name: str) -> list[tuple[str, str]]:
+    """Pairs from lines ``start end`` (two words separated by spaces, a tab or a comma); blank lines skipped."""
+    pairs = []
+    for number, line in enumerate(text(params, name, limit=MAX_LIST).splitlines(), 1):
+        fields = [f for f in re.split(r"[,\s]+", line) if f]
+        if not fields:
+            continue
+        if len(fields) != 2:
+            raise BadRequest(f"parameter {name!r}, line {number}: expected two words 'start end', not "
+                             f"{line.strip()[:80]!r}")
+        pairs.append((fields[0], fields[1]))
+    return list(dict.fromkeys(pairs))
+
+
+def check_size(n: int, method: str, what: str) -> None:
+    """A 400 when ``n`` points are more than ``method`` projects in one request (:data:`.projection.MAX_POINTS`)."""
+    cap = projection.MAX_POINTS[method]
+    if n > cap:
+        bigger = f" or use pca (up to {projection.MAX_POINTS['pca']})" if cap < projection.MAX_POINTS["pca"] else ""
+        raise BadRequest(f"too many points for {method}: {what}, more than its cap of {cap} (MAX_POINTS); ask for "
+                         f"fewer{bigger}")
+
+
+def frequency_bucket(rank: int) -> str | None:
+    """The bucket of a 1-based frequency rank (:data:`FREQUENCY_BUCKETS`); None for rank 0 (an inserted word)."""
+    if rank < 1:
+        return None
+    return next((label for top, label in FREQUENCY_BUCKETS if rank <= top), "100k+")
 
 
 def choice(params: Mapping[str, str], name: str, options: tuple[str, ...], default: str) -> str:
@@ -228,6 +287,15 @@ class Service:
                 self._relations[key] = cached
         return cached
 
+    @staticmethod
+    def _relation(relations: list, dataset: str, wanted: str):
+        """The relation named ``wanted`` (its name, or its code in any case)."""
+        found = [r for r in relations if wanted == r.name or wanted.upper() == r.code]
+        if not found:
+            raise NotFound(f"dataset {dataset!r} has no relation {wanted[:80]!r} (relations: "
+                           f"{', '.join(r.code for r in relations)})")
+        return found[0]
+
     def offsets(self, params: Mapping[str, str]) -> dict:
         """``GET /api/offsets?index=&dataset=&relation=&lowercase=&shuffles=&seed=``: OCS and PCS of one relation
         (as ``query offsets``) and a 2-D view of its unit offset vectors; without ``relation``, the dataset's
@@ -247,11 +315,7 @@ class Service:
             return {"index": index.name, "dataset": dataset,
                     "relations": [{"relation": r.name, "code": r.code, "category": r.category, "n_pairs": len(r.pairs)}
                                   for r in relations]}
-        found = [r for r in relations if wanted == r.name or wanted.upper() == r.code]
-        if not found:
-            raise NotFound(f"dataset {dataset!r} has no relation {wanted[:80]!r} (relations: "
-                           f"{', '.join(r.code for r in relations)})")
-        rel = found[0]
+        rel = self._relation(relations, dataset, wanted)
         n_shuffles = integer(params, "shuffles", 50, 1, MAX_SHUFFLES)
         seed = integer(params, "seed", 0, 0, 2 ** 31 - 1)
         starts, ends = index.ids(rel.starts), index.ids(rel.ends)
@@ -292,6 +356,157 @@ class Service:
         return {"index": index.name, "query": meta.get("query", ""), "note": meta.get("note", ""),
                 "k": k, "rows": table.to_pylist()}
 
+    # ------------------------------------------------------------------------------------ projection
+
+    def projection(self, params: Mapping[str, str]) -> dict:
+        """``GET /api/projection?index=&view=&method=&seed=&...``: a 2-D projection (:mod:`.projection`: PCA, t-SNE
+        or UMAP of the vectors' directions) of one view's points, each with its label, x, y, group, origin, score
+        (cosine to the query where there is one), gloss and frequency bucket:
+
+        - ``words``: the words of ``words=`` (comma-, space- or newline-separated); group ``word``;
+        - ``neighbors``: ``word=`` and its ``k=`` nearest words; group ``query`` / ``neighbor``;
+        - ``relation``: the pairs of ``dataset=&relation=`` (as ``offsets``) or of ``pairs=`` (lines ``start end``);
+          group ``start`` / ``end``; ``edges`` holds one ``[start, end]`` pair of point numbers per pair;
+        - ``senses`` (a token index): the instances of ``lemma=``, group = their sense key, with the WordNet gloss
+          when ``definitions=1``; the label is the target in a few words of its sentence;
+        - ``inserted``: the words inserted into the index by ``ota`` or ``am`` (group = that origin) and each
+          one's ``k=`` nearest original words (group = their origin, score = cosine to the inserted word).
+
+        Words the index lacks are listed in ``unknown``; fewer than two known points (three for UMAP) is a 400,
+        and so is a set larger than the method's :data:`~.projection.MAX_POINTS`."""
+        view = choice(params, "view", VIEWS, "words")
+        method = choice(params, "method", projection.METHODS, "pca")
+        seed = integer(params, "seed", 0, 0, 2 ** 31 - 1)
+        perplexity = real(params, "perplexity", projection.PERPLEXITY, 1, 100)
+        n_neighbors = integer(params, "n_neighbors", projection.N_NEIGHBORS, 2, 200)
+        if view == "senses":
+            index = self.indexes.get(text(params, "index"), TokenIndex)
+            labels, matrix, meta, edges, unknown = self._sense_points(index, params, method)
+        else:
+            index = self._words(params)
+            labels, matrix, meta, edges, unknown = getattr(self, f"_{view}_points")(index, params, method)
+        check_size(len(labels), method, f"{len(labels)} points")
+        needed = projection.MIN_POINTS[method]
+        if len(labels) < needed:
+            missing = f" (not in index {index.name!r}: {', '.join(map(repr, unknown[:10]))})" if unknown else ""
+            raise BadRequest(f"{method} needs at least {needed} points; this {view} view has {len(labels)}{missing}")
+        coords, library, explained = projection.project(matrix, method, seed, perplexity=perplexity,
+                                                        n_neighbors=n_neighbors)
+        points = [{"label": label, "x": float(x), "y": float(y), **m}
+                  for label, (x, y), m in zip(labels, coords, meta)]
+        return {"index": index.name, "view": view, "method": method, "library": library, "seed": seed,
+                "n": len(points), "points": points, "edges": edges, "unknown": unknown, "explained": explained}
+
+    @staticmethod
+    def _word_meta(index: WordIndex, ids: np.ndarray, groups: Sequence[str], scores: Sequence) -> list[dict]:
+        """Group, origin (the index's origin column), score, gloss (none for words) and frequency bucket."""
+        take = pa.array(np.asarray(ids, dtype=np.int64))
+        origins = index.store.column("origin").take(take).to_pylist()
+        ranks = index.store.column("rank").take(take).to_pylist()
+        return [{"group": g, "origin": o, "score": None if s is None else float(s), "gloss": None,
+                 "frequency_bucket": frequency_bucket(r)} for g, o, s, r in zip(groups, origins, scores, ranks)]
+
+    def _split_known(self, index: WordIndex, words: list[str]) -> tuple[list[str], list[str]]:
+        known = index.known(words)
+        return [w for w in words if w in known], [w for w in words if w not in known]
+
+    def _words_points(self, index: WordIndex, params: Mapping[str, str], method: str):
+        words = word_list(params, "words")
+        check_size(len(words), method,
+                         f"{len(words)} words")
+        known, unknown = self._split_known(index, words)
+        ids = index.ids(known)
+        return known, index.raw_of(ids), self._word_meta(index, ids, ["word"] * len(known), [None] * len(known)), \
+            [], unknown
+
+    def _neighbors_points(self, index: WordIndex, params: Mapping[str, str], method: str):
+        word = text(params, "word")
+        k = integer(params, "k", 10, 1, MAX_K)
+        check_size(k + 1, method,
+                         f"a word and its {k} neighbours")
+        if word not in index:
+            return [], np.zeros((0, index.dim), np.float32), [], [], [word]
+        table = index.neighbors([word], k)
+        words = [word] + table.column("word").to_pylist()
+        ids = index.ids(words)
+        meta = self._word_meta(index, ids, ["query"] + ["neighbor"] * len(table),
+                               [1.0] + table.column("score").to_pylist())
+        return words, index.raw_of(ids), meta, [], []
+
+    def _relation_points(self, index: WordIndex, params: Mapping[str, str], method: str):
+        if params.get("pairs", "").strip():
+            pairs, unknown = pair_list(params, "pairs"), []
+            words = list(dict.fromkeys(w for pair in pairs for w in pair))
+            check_size(len(words), method,
+                             f"{len(words)} words in {len(pairs)} pairs")
+            known = set(self._split_known(index, words)[0])
+            unknown = [w for w in words if w not in known]
+            pairs = [(s, e) for s, e in pairs if s in known and e in known and s != e]
+        else:
+            dataset = text(params, "dataset")
+            rel = self._relation(self._relations_of(index, dataset, flag(params, "lowercase")), dataset,
+                                 text(params, "relation"))
+            pairs, unknown = [(s, e) for s, e in zip(rel.starts, rel.ends) if s != e], []
+        position: dict[str, int] = {}
+        groups = []
+        for start, end in pairs:
+            for word, role in ((start, "start"), (end, "end")):
+                if word not in position:
+                    position[word] = len(position)
+                    groups.append(role)
+        words = list(position)
+        check_size(len(words), method,
+                         f"{len(words)} words in {len(pairs)} pairs")
+        ids = index.ids(words)
+        edges = [[position[s], position[e]] for s, e in pairs]
+        return words, index.raw_of(ids), self._word_meta(index, ids, groups, [None] * len(words)), edges, unknown
+
+    def _inserted_points(self, index: WordIndex, params: Mapping[str, str], method: str):
+        k = integer(params, "k", 5, 1, MAX_K)
+        column = index.store.column("origin")
+        mask = pc.is_in(column, value_set=pa.array(INSERTED, pa.string())).to_numpy(zero_copy_only=False)
+        mask[np.asarray(index.store.tombstones, dtype=np.int64)] = False
+        inserted = np.flatnonzero(mask)
+        if not len(inserted):
+            raise BadRequest(f"index {index.name!r} has no inserted words (origin ota or am: 'lexprobe ota --into' "
+                             f"or 'lexprobe am --into' adds them)")
+        check_size(len(inserted), method, f"{len(inserted)} inserted words")
+        scores, found = index.vectors.search(index.unit_of(inserted), k, exclude=np.tile(inserted, (len(inserted), 1)))
+        best: dict[int, float] = {}
+        for row_ids, row_scores in zip(found, scores):
+            for i, score in zip(row_ids.tolist(), row_scores.tolist()):
+                if i >= 0:
+                    best[i] = max(best.get(i, -np.inf), score)
+        ids = np.concatenate([inserted, np.fromiter(best, dtype=np.int64, count=len(best))])
+        check_size(len(ids), method, f"{len(inserted)} inserted words and {len(best)} neighbours")
+        words = index.words_at(ids)
+        origins = index.store.column("origin").take(pa.array(ids)).to_pylist()
+        meta = self._word_meta(index, ids, origins, [None] * len(inserted) + list(best.values()))
+        return words, index.raw_of(ids), meta, [], []
+
+    def _sense_points(self, index: TokenIndex, params: Mapping[str, str], method: str):
+        lemma = text(params, "lemma")
+        definitions = flag(params, "definitions")
+        rows = np.flatnonzero(index.table.column("lemma").to_numpy(zero_copy_only=False) == lemma)
+        if not len(rows):
+            raise NotFound(f"index {index.name!r} has no instance of lemma {lemma[:80]!r}")
+        check_size(len(rows), method,
+                         f"{len(rows)} instances of {lemma!r}")
+        hits = index.table.take(pa.array(rows))
+        senses = hits.column("sense").to_pylist()
+        glosses = [None] * len(rows)
+        if definitions:
+            from ..sources.wordnet import definition, load_wordnet
+
+            wordnet = load_wordnet(index.store.path.parent)
+            glosses = [definition(wordnet, key) for key in senses]
+        labels = [context(words, p, n) for words, p, n in zip(index.words_of(hits.column("sentence_id").to_pylist()),
+                                                               hits.column("position").to_pylist(),
+                                                               hits.column("length").to_pylist())]
+        meta = [{"group": sense, "origin": corpus, "score": None, "gloss": gloss, "frequency_bucket": None}
+                for sense, corpus, gloss in zip(senses, hits.column("corpus").to_pylist(), glosses)]
+        return labels, index.raw[rows], meta, [], []
+
     # ----------------------------------------------------------------------------------------- probe
 
     def probe(self, params: Mapping[str, str]) -> dict:
@@ -310,6 +525,14 @@ class Service:
         with lock:
             rows = top_predictions(lm, sentence, min(k, lm.vocab_size))
         return {"model": model, "text": sentence, "k": k, "rows": rows}
+
+
+def context(words: Sequence[str], position: int, length: int, width: int = 3) -> str:
+    """The target with ``width`` words each side, marked as the senses rows mark it (``... the [[bank]] of the
+    ...``): a label short enough for a scatter plot."""
+    start, end = max(0, position - width), min(len(words), position + length + width)
+    return " ".join((["..."] if start else []) + [mark(words[start:end], position - start, length)]
+                    + (["..."] if end < len(words) else []))
 
 
 def plane_through_origin(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

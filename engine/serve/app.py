@@ -40,6 +40,7 @@ _ROUTES = {
     "offsets": "offsets",
     "senses": "senses",
     "probe": "probe",
+    "projection": "projection",
 }
 
 

@@ -1,0 +1,99 @@
+"""2-D projections of a set of vectors for the page's scatter plots: PCA (exact, numpy), t-SNE (scikit-learn) and
+UMAP (umap-learn), each a pure function from an (n, d) matrix and a seed to (n, 2) coordinates.
+
+What is projected is each vector's direction (the rows normalised to unit length), because cosine is the
+similarity every other view of the page uses: two words close by cosine are close in the projection's input.
+
+- **PCA**: the rows centred on their mean, then their top two right singular vectors (``numpy.linalg.svd``); each
+  axis's sign is fixed as scikit-learn's ``PCA`` fixes it (the largest-magnitude coordinate of each axis is
+  positive), so the picture does not flip between runs. ``explained`` is each axis's share of the centred rows'
+  variance. The seed is not used: PCA is exact.
+- **t-SNE**: ``sklearn.manifold.TSNE`` (Barnes-Hut, PCA initialisation, automatic learning rate) with
+  ``random_state=seed``, run on one OpenMP thread so that the same seed gives the same coordinates (several
+  threads sum the gradient in varying order; one is also faster on a busy machine). The perplexity must be
+  below the number of points: it is clipped to ``n - 1`` for small sets.
+- **UMAP**: ``umap.UMAP`` with ``random_state=seed`` (which makes it single-threaded and reproducible) and
+  ``n_neighbors`` clipped to ``n - 1``; its spectral initialisation needs more points than components + 1, so
+  sets of fewer than :data:`SPECTRAL_MIN` points start from a random layout (seeded too); it needs 3 points.
+
+scikit-learn and umap-learn are imported inside the functions: the server starts without them, and only a t-SNE or
+UMAP request pays their import. :data:`MAX_POINTS` is the largest set each method projects in one request.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..core.vector_index import unit_rows
+
+METHODS = ("pca", "tsne", "umap")
+MAX_POINTS = {"pca": 1000, "tsne": 500, "umap": 500}  # t-SNE and UMAP take seconds at 500 points on one core
+MIN_POINTS = {"pca": 2, "tsne": 2, "umap": 3}        # UMAP's neighbour graph needs two neighbours per point
+PERPLEXITY = 30.0    # scikit-learn's default
+N_NEIGHBORS = 15     # umap-learn's default
+SPECTRAL_MIN = 4     # UMAP's spectral start needs more than n_components + 1 points
+
+
+def pca(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, 2) coordinates of the unit rows of ``matrix`` on their first two principal axes, and each axis's share
+    of the variance (zeros where the rows span fewer than two dimensions)."""
+    unit = unit_rows(matrix)[0].astype(np.float64)
+    centred = unit - unit.mean(axis=0)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    keep = min(2, len(s))
+    signs = np.sign(u[np.argmax(np.abs(u[:, :keep]), axis=0), np.arange(keep)])  # scikit-learn's svd_flip
+    signs[signs == 0] = 1
+    coords = np.zeros((len(unit), 2))
+    coords[:, :keep] = u[:, :keep] * s[:keep] * signs
+    total = float((s ** 2).sum())
+    explained = np.zeros(2)
+    if total > 0:
+        explained[:keep] = s[:keep] ** 2 / total
+    return coords, explained
+
+
+def tsne(matrix: np.ndarray, seed: int = 0, perplexity: float = PERPLEXITY) -> tuple[np.ndarray, str]:
+    """(n, 2) t-SNE coordinates of the unit rows, and the library call that made them (perplexity as used)."""
+    import sklearn
+    from sklearn.manifold import TSNE
+    from threadpoolctl import threadpool_limits
+
+    unit = unit_rows(matrix)[0]
+    perplexity = float(min(perplexity, len(unit) - 1))
+    model = TSNE(n_components=2, perplexity=perplexity, init="pca", learning_rate="auto", random_state=seed,
+                 n_jobs=1)
+    with threadpool_limits(1, user_api="openmp"):
+        coords = model.fit_transform(unit)
+    return np.asarray(coords, dtype=np.float64), f"scikit-learn {sklearn.__version__} TSNE(perplexity={perplexity:g})"
+
+
+def umap(matrix: np.ndarray, seed: int = 0, n_neighbors: int = N_NEIGHBORS) -> tuple[np.ndarray, str]:
+    """(n, 2) UMAP coordinates of the unit rows, and the library call that made them (n_neighbors as used)."""
+    import umap as umap_learn
+
+    unit = unit_rows(matrix)[0]
+    n_neighbors = int(min(n_neighbors, len(unit) - 1))
+    init = "spectral" if len(unit) >= SPECTRAL_MIN else "random"
+    model = umap_learn.UMAP(n_components=2, n_neighbors=n_neighbors, random_state=seed, init=init)
+    with warnings.catch_warnings():  # "n_jobs overridden by random_state", disconnected small sets: expected
+        warnings.simplefilter("ignore", UserWarning)
+        coords = model.fit_transform(unit)
+    return (np.asarray(coords, dtype=np.float64),
+            f"umap-learn {umap_learn.__version__} UMAP(n_neighbors={n_neighbors}, init={init})")
+
+
+def project(matrix: np.ndarray, method: str, seed: int = 0, *, perplexity: float = PERPLEXITY,
+            n_neighbors: int = N_NEIGHBORS) -> tuple[np.ndarray, str, list[float]]:
+    """``(coordinates, library, explained)`` of one method (``explained``: PCA's variance shares, else [])."""
+    if method == "pca":
+        coords, explained = pca(matrix)
+        return coords, f"numpy {np.__version__} PCA", [float(e) for e in explained]
+    if method == "tsne":
+        coords, library = tsne(matrix, seed, perplexity)
+    elif method == "umap":
+        coords, library = umap(matrix, seed, n_neighbors)
+    else:
+        raise ValueError(f"unknown projection method {method!r} (choose from {', '.join(METHODS)})")
+    return coords, library, []
