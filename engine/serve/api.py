@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -550,3 +551,171 @@ def plane_through_origin(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     explained = np.zeros(2)
     explained[: min(2, len(s))] = (s[:2] ** 2) / total
     return axes, explained
+
+
+# ------------------------------------------------------------------------ the endpoints, documented once
+# One table: the app routes from it, the CSV export takes each answer's rows and columns from it, and
+# /api/openapi.json is generated from it (:func:`openapi`); tests check the live app against that document.
+
+
+@dataclass(frozen=True)
+class Param:
+    """One query parameter as a client sees it (type, bounds, default) in the OpenAPI document."""
+
+    name: str
+    about: str
+    type: str = "string"          # string, integer or number
+    required: bool = False
+    default: object = None
+    enum: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int | None = 200  # text parameters are cut at 200 characters unless said otherwise
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """``GET /api/<path>`` answered by ``Service.<method>``; ``rows``: the keys of the answer holding its table
+    (the first one present), ``fields``: each row's columns and their JSON types; ``answer``: the other keys."""
+
+    path: str
+    method: str
+    summary: str
+    params: tuple[Param, ...]
+    rows: tuple[str, ...]
+    fields: dict
+    answer: dict
+
+
+FLAG = ("0", "1", "true", "false", "yes", "no")
+_S, _I, _N = {"type": "string"}, {"type": "integer"}, {"type": "number"}
+_NS, _SN = {"type": ["number", "null"]}, {"type": ["string", "null"]}
+_FORMAT = Param("format", "json, or csv: the answer's rows as a CSV file (header row; the same values; empty for null)",
+                default="json", enum=("json", "csv"))
+_INDEX = Param("index", "an index of the server's home (GET /api/indexes)", required=True)
+
+
+def _k(default: int | None) -> Param:
+    return Param("k", "how many results" + ("" if default else " (neighbors view: 10; inserted view: neighbours "
+                                                                "per inserted word, 5)"),
+                 "integer", default=default, minimum=1, maximum=MAX_K)
+
+
+def _flag(name: str, about: str) -> Param:
+    return Param(name, about, default="0", enum=FLAG)
+
+
+_SEED = Param("seed", "random seed", "integer", default=0, minimum=0, maximum=2 ** 31 - 1)
+
+ENDPOINTS = (
+    Endpoint("indexes", "list_indexes", "Every index of the home with its kind, count, dimension and source.",
+             (_FORMAT,), ("indexes",),
+             {"name": _S, "kind": _SN, "count": _I, "dim": _I, "source": _S, "created": _S, "error": _S}, {}),
+    Endpoint("neighbors", "neighbors", "The k nearest words by cosine (the word itself excluded).",
+             (_INDEX, Param("word", "a word of the index", required=True), _k(10), _FORMAT), ("rows",),
+             {"query": _S, "rank": _I, "word": _S, "score": _N}, {"index": _S, "word": _S, "k": _I}),
+    Endpoint("analogy", "analogy", "a:a*::b:? by 3CosAdd, 3CosMul or PairDirection.",
+             (_INDEX, Param("a", "a", required=True), Param("a_star", "a*", required=True),
+              Param("b", "b", required=True), _k(5), Param("method", "the scoring method", default="add", enum=METHODS),
+              _flag("honest", "1: a, a* and b may be answers"), _FORMAT), ("rows",),
+             {"a": _S, "a_star": _S, "b": _S, "rank": _I, "word": _S, "score": _N},
+             {"index": _S, "method": _S, "honest": {"type": "boolean"}, "k": _I}),
+    Endpoint("offsets", "offsets", "OCS and PCS of a relation and a 2-D view of its unit offsets; without relation, "
+                                   "the dataset's relations.",
+             (_INDEX, Param("dataset", "an analogy dataset", required=True, enum=tuple(DATASET_KINDS)),
+              Param("relation", "a relation's name or code (e.g. I01)", max_length=None),
+              _flag("lowercase", "1: lowercase the dataset's words"),
+              Param("shuffles", "shuffled sets of the PCS", "integer", default=50, minimum=1, maximum=MAX_SHUFFLES),
+              _SEED, _FORMAT), ("points", "relations"),
+             {"start": _S, "end": _S, "x": _N, "y": _N, "relation": _S, "code": _S, "category": _S, "n_pairs": _I},
+             {"index": _S, "dataset": _S}),
+    Endpoint("senses", "senses", "Rank a token index's instances of the target's lemma for the target in a sentence.",
+             (Param("index", "a token index of the server's home", required=True),
+              Param("sentence", "a sentence holding the target", required=True, max_length=MAX_TEXT),
+              Param("target", "the target word(s) in the sentence", required=True), _k(10),
+              Param("occurrence", "which occurrence of the target", "integer", default=1, minimum=1, maximum=1000),
+              _flag("definitions", "1: add each sense's WordNet gloss"), _FORMAT), ("rows",),
+             {"rank": _I, "score": _N, "sense": _S, "definition": _S, "lemma": _S, "pos": _S, "sentence": _S,
+              "instance_id": _S}, {"index": _S, "query": _S, "note": _S, "k": _I}),
+    Endpoint("probe", "probe", "A masked LM's top-k tokens for the blank ___ of a text.",
+             (Param("model", "one of the served models (default: the first)"),
+              Param("text", "a text with one blank ___", required=True, max_length=MAX_TEXT), _k(10), _FORMAT),
+             ("rows",), {"rank": _I, "token": _S, "probability": _N}, {"model": _S, "text": _S, "k": _I}),
+    Endpoint("projection", "projection", "A 2-D projection (PCA, t-SNE or UMAP) of one view's points.",
+             (Param("index", "a words index (a token index for view=senses)", required=True),
+              Param("view", "which points", default="words", enum=VIEWS),
+              Param("method", "the projection", default="pca", enum=projection.METHODS), _SEED,
+              Param("perplexity", "t-SNE's perplexity (clipped to the points less one)", "number",
+                    default=projection.PERPLEXITY, minimum=1, maximum=100),
+              Param("n_neighbors", "UMAP's n_neighbors (clipped to the points less one)", "integer",
+                    default=projection.N_NEIGHBORS, minimum=2, maximum=200),
+              Param("words", "view=words: the words, separated by commas, spaces or newlines", max_length=MAX_LIST),
+              Param("word", "view=neighbors: the query word"), _k(None),
+              Param("dataset", "view=relation: an analogy dataset", enum=tuple(DATASET_KINDS)),
+              Param("relation", "view=relation: a relation's name or code"),
+              _flag("lowercase", "view=relation: 1 lowercases the dataset's words"),
+              Param("pairs", "view=relation: your own pairs, one 'start end' per line (instead of dataset and "
+                             "relation)", max_length=MAX_LIST),
+              Param("lemma", "view=senses: the lemma whose instances are projected"),
+              _flag("definitions", "view=senses: 1 adds each sense's WordNet gloss"), _FORMAT), ("points",),
+             {"label": _S, "x": _N, "y": _N, "group": _S, "origin": _SN, "score": _NS, "gloss": _SN,
+              "frequency_bucket": _SN},
+             {"index": _S, "view": {"type": "string", "enum": list(VIEWS)},
+              "method": {"type": "string", "enum": list(projection.METHODS)}, "library": _S, "seed": _I, "n": _I,
+              "edges": {"type": "array", "items": {"type": "array", "items": _I, "minItems": 2, "maxItems": 2}},
+              "unknown": {"type": "array", "items": _S}, "explained": {"type": "array", "items": _N}}),
+)
+ENDPOINT = {e.path: e for e in ENDPOINTS}
+
+
+def table_rows(endpoint: Endpoint, answer: dict) -> tuple[list[str], list[dict]]:
+    """The columns and rows of an answer (its first ``rows`` key present): the columns in the rows' order, or the
+    documented ones when there is no row."""
+    rows = next((answer[key] for key in endpoint.rows if key in answer), [])
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    if not rows:
+        columns = list(endpoint.fields) if len(endpoint.rows) == 1 else []
+    return columns, rows
+
+
+def _param_schema(p: Param) -> dict:
+    schema = {"type": p.type}
+    for key, value in (("default", p.default), ("minimum", p.minimum), ("maximum", p.maximum)):
+        if value is not None:
+            schema[key] = value
+    if p.enum:
+        schema["enum"] = list(p.enum)
+    elif p.type == "string":
+        schema["minLength"] = 1 if p.required else 0
+        if p.max_length is not None:
+            schema["maxLength"] = p.max_length
+    return {"name": p.name, "in": "query", "required": p.required, "description": p.about, "schema": schema}
+
+
+def openapi(version: str) -> dict:
+    """The OpenAPI 3.1 document of every endpoint: parameters, the JSON answer (its table's rows typed), the CSV
+    answer of ``format=csv`` and the ``{"error": ...}`` answers (400, 404, 500)."""
+    error = {"description": "{\"error\": \"one clear message\"}", "content": {"application/json": {"schema": {
+        "type": "object", "required": ["error"], "properties": {"error": _S}, "additionalProperties": False}}}}
+    paths = {}
+    for e in ENDPOINTS:
+        row = {"type": "object", "properties": e.fields}
+        tables = {key: {"type": "array", "items": row} for key in e.rows}
+        answer = {"type": "object", "properties": {**e.answer, **tables},
+                  "required": list(e.answer) + (list(e.rows) if len(e.rows) == 1 else [])}
+        if len(e.rows) > 1:
+            answer["anyOf"] = [{"required": [key]} for key in e.rows]
+        paths[f"/api/{e.path}"] = {"get": {
+            "operationId": e.path, "summary": e.summary, "parameters": [_param_schema(p) for p in e.params],
+            "responses": {"200": {"description": "the answer (JSON; CSV with format=csv)", "content": {
+                "application/json": {"schema": answer}, "text/csv": {"schema": {"type": "string"}}}},
+                "400": error, "404": error, "500": error}}}
+    paths["/api/openapi.json"] = {"get": {
+        "operationId": "openapi", "summary": "This document.",
+        "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {
+            "type": "object", "required": ["openapi", "paths"]}}}}}}}
+    return {"openapi": "3.1.0",
+            "info": {"title": "lexprobe serve", "version": version,
+                     "description": "The JSON API of lexprobe's web page: read-only, GET only, answering requests "
+                                    "addressed to the server's own host."},
+            "paths": paths}

@@ -15,16 +15,21 @@ Connections idle for ``idle_timeout`` seconds are closed, so idle clients cannot
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import logging
+import re
 import threading
 from pathlib import Path
 
-from flask import Flask, jsonify, request, send_from_directory
+from flask import Flask, Response, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
 from ..core.errors import CorruptIndexError, LexprobeError
 from . import IDLE_TIMEOUT
-from .api import Service
+from ..core.version import __version__
+from .api import ENDPOINT, Endpoint, Service, choice, openapi, table_rows
 from .opened import NotFound
 
 STATIC = Path(__file__).parent / "static"
@@ -32,17 +37,6 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_PORT = 8765
 
 log = logging.getLogger("lexprobe.serve")
-
-_ROUTES = {
-    "indexes": "list_indexes",
-    "neighbors": "neighbors",
-    "analogy": "analogy",
-    "offsets": "offsets",
-    "senses": "senses",
-    "probe": "probe",
-    "projection": "projection",
-}
-
 
 def host_names(host: str = "127.0.0.1", allow: tuple[str, ...] = ()) -> set[str]:
     """The names a ``Host`` header may give for a server listening on ``host`` (IPv6 addresses bracketed)."""
@@ -94,12 +88,19 @@ def create_app(home, *, data_places=None, models=None, hosts: set[str] | None = 
     def page():
         return send_from_directory(STATIC, "index.html")
 
+    @app.get("/api/openapi.json")
+    def openapi_document():
+        return jsonify(openapi(__version__))
+
     @app.get("/api/<endpoint>")
     def api(endpoint: str):
-        method = _ROUTES.get(endpoint)
-        if method is None:
-            raise NotFound(f"no endpoint /api/{endpoint} (endpoints: {', '.join('/api/' + r for r in _ROUTES)})")
-        return jsonify(getattr(service, method)(request.args))
+        found = ENDPOINT.get(endpoint)
+        if found is None:
+            raise NotFound(f"no endpoint /api/{endpoint} (endpoints: {', '.join('/api/' + e for e in ENDPOINT)}, "
+                           f"/api/openapi.json)")
+        as_csv = choice(request.args, "format", ("json", "csv"), "json") == "csv"
+        answer = getattr(service, found.method)(request.args)
+        return csv_response(found, answer) if as_csv else jsonify(answer)
 
     @app.errorhandler(LexprobeError)
     def lexprobe_error(exc: LexprobeError):
@@ -121,6 +122,32 @@ def create_app(home, *, data_places=None, models=None, hosts: set[str] | None = 
         return jsonify(error=f"internal error ({type(exc).__name__}); the server's log has the details"), 500
 
     return app
+
+
+def csv_response(endpoint: Endpoint, answer: dict) -> Response:
+    """An answer's rows as a CSV file (:func:`~.api.table_rows`): a header row, then one line per row with the
+    JSON's values (numbers as JSON writes them, true/false, empty for null), named after the endpoint and the
+    index or model asked about."""
+    columns, rows = table_rows(endpoint, answer)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([csv_value(row.get(c)) for c in columns])
+    about = answer.get("index") or answer.get("model") or ""
+    view = answer.get("view", "")
+    name = "-".join(re.sub(r"[^\w.-]+", "_", part) for part in ("lexprobe", endpoint.path, about, view) if part)
+    return Response(out.getvalue(), mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{name}.csv"'})
+
+
+def csv_value(value) -> str:
+    """A JSON value as a CSV cell: null empty, booleans true/false, numbers as JSON writes them."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
 
 
 def _one_line(message: str) -> str:
