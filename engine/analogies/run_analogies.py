@@ -227,6 +227,7 @@ def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
     """Word index from the packaged GloVe, a few neighbours, and 3CosAdd on the Google set (with and without
     excluding the inputs)."""
+    from ..kinds.section_scores import score_sections
     from ..kinds.words import WordIndex
     from ..sources.datasets.google import read_questions
 
@@ -239,39 +240,18 @@ def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
     section.tables.append(Table("Nearest neighbours (cosine, query word excluded)",
                                 index.neighbors(list(NEIGHBOR_WORDS), 5).to_pylist(), ["query", "rank", "word", "score"]))
 
-    questions = [(q.section, [q.a, q.a_star, q.b, q.b_star])
-                 for q in read_questions(settings.data["google"], lowercase=True)]
-    covered = [all(x in index.word_to_id for x in w) for _, w in questions]
-    known = [q for q, ok in zip(questions, covered) if ok]
-    oov = {s: 0 for s, _ in questions}
-    for (s, _), ok in zip(questions, covered):
-        oov[s] += not ok
-    if settings.quick:
-        keep = np.sort(np.random.default_rng(settings.seed).choice(len(known), min(2000, len(known)), replace=False))
-        known = [known[i] for i in keep]
-    sections = [s for s, _ in known]
-    ids = index.ids([x for _, w in known for x in w]).reshape(-1, 4)
-    answer, honest = three_cos_add(index, ids[:, :3])
-    gold = ids[:, 3]
-    rows, sec = [], np.array(sections)
-    for s in oov:
-        m = sec == s
-        if not m.any():
-            continue
-        rows.append({"section": s, "questions": int(m.sum()), "oov_dropped": oov[s],
-                     "accuracy": float((answer[m] == gold[m]).mean()),
-                     "honest_accuracy": float((honest[m] == gold[m]).mean()),
-                     "honest_returns_b": float((honest[m] == ids[m, 2]).mean())})
-    rows.append({"section": "all", "questions": len(gold), "oov_dropped": sum(oov.values()),
-                 "accuracy": float((answer == gold).mean()),
-                 "honest_accuracy": float((honest == gold).mean()),
-                 "honest_returns_b": float((honest == ids[:, 2]).mean())})
+    scores = score_sections(index, read_questions(settings.data["google"], lowercase=True),
+                            sample=2000 if settings.quick else None, seed=settings.seed)
+    rows = [{"section": "all" if r["section"] == "total" else r["section"], "questions": r["answered"],
+             "oov_dropped": r["oov"], **{c: r[c] for c in ("accuracy", "honest_accuracy", "honest_returns_b")}}
+            for r in scores.rows if r["answered"]]
     section.tables.append(Table("3CosAdd accuracy per section (inputs excluded, and the honest test)", rows))
 
-    shares = {"b": float((honest == ids[:, 2]).mean()), "a*": float((honest == ids[:, 1]).mean()),
-              "a": float((honest == ids[:, 0]).mean()), "gold b*": float((honest == gold).mean())}
+    total = scores.rows[-1]
+    shares = {"b": total["honest_returns_b"], "a*": total["honest_returns_a_star"], "a": total["honest_returns_a"],
+              "gold b*": total["honest_accuracy"]}
     shares["other"] = 1.0 - sum(shares.values())
-    add_honest_test(section, "What the honest test (inputs not excluded) returns", shares, len(gold),
+    add_honest_test(section, "What the honest test (inputs not excluded) returns", shares, total["answered"],
                     dataset="Google")
     labels = [r["section"] for r in rows[:-1]]
     plots.bar_chart(run_dir.file("google_accuracy.png"), labels,

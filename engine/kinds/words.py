@@ -456,16 +456,6 @@ class WordIndex(vindex.SearchableView):
         unit = vindex.unit_rows(self._vectors_of([word, *words])[0])[0]
         return words[int(np.argmax(unit[1:] @ unit[0]))]
 
-    def _folded_vocab(self, restrict_vocab: int | None, case_insensitive: bool) -> dict[str, int]:
-        """gensim's ``ok_vocab``: each word of the first ``restrict_vocab`` rows, upper-cased when
-        ``case_insensitive``, to the lowest row id with that form (the most frequent variant)."""
-        limit = len(self.words) if restrict_vocab is None else min(int(restrict_vocab), len(self.words))
-        rows = np.flatnonzero(~self._dead()[:limit])
-        words = [self.words[i] for i in rows] if len(rows) < limit else self.words[:limit]
-        if case_insensitive:
-            words = [w.upper() for w in words]
-        return dict(zip(reversed(words), reversed(rows.tolist())))
-
     def evaluate_word_analogies(self, analogies: str | Path, restrict_vocab: int | None = 300000,
                                 case_insensitive: bool = True, dummy4unknown: bool = False
                                 ) -> tuple[float, list[dict]]:
@@ -476,36 +466,22 @@ class WordIndex(vindex.SearchableView):
         gensim's rules: words are matched within the ``restrict_vocab`` most frequent, ignoring case unless
         ``case_insensitive=False`` (then each form is its most frequent variant); a question with a word outside
         them is left out (``dummy4unknown``: counted incorrect); the others are answered by 3CosAdd with a, b, c
-        excluded, the first of the best five that is not an input in another case being the prediction.
-        Accuracy is correct over answered (0.0 when none is). A malformed line is an error (gensim skips it).
+        excluded, the first of the best five that is not an input in another case being the prediction
+        (:func:`lexprobe.kinds.section_scores.score_sections`, which ``query analogy --questions`` and the main job
+        count with too). Accuracy is correct over answered (0.0 when none is). A malformed line is an error
+        (gensim skips it).
         """
         from ..sources.datasets.google import read_questions
-        from .analogy_queries import answer_questions
+        from .section_scores import score_sections
 
-        fold = str.upper if case_insensitive else (lambda w: w)
-        vocab = self._folded_vocab(restrict_vocab, case_insensitive)
-        sections: list[dict] = []
-        entries = []  # (section, question, ids of a, b, c or None: out of the vocabulary), in file order
-        for q in read_questions(analogies):
-            if not sections or sections[-1]["section"] != q.section:
-                sections.append({"section": q.section, "correct": [], "incorrect": []})
-            words = tuple(fold(w) for w in (q.a, q.a_star, q.b, q.b_star))
-            ids = [vocab.get(w) for w in words]
-            if None not in ids or dummy4unknown:
-                entries.append((sections[-1], words, None if None in ids else ids[:3]))
-        asked = np.asarray([ids for _, _, ids in entries if ids is not None], dtype=np.int64).reshape(-1, 3)
-        _, I = answer_questions(self, asked[:, 0], asked[:, 1], asked[:, 2], k=5, restrict_vocab=restrict_vocab)
-        answers = iter(zip(I, np.reshape(self.words_at(I.reshape(-1).clip(0)), I.shape)))
-        for section, words, ids in entries:
-            predicted = None  # gensim's: the first of the five answers that is no input in another case
-            if ids is not None:
-                for j, w in zip(*next(answers)):
-                    if j < 0:
-                        break
-                    predicted = fold(w)
-                    if predicted not in words[:3]:
-                        break
-            section["correct" if predicted == words[3] else "incorrect"].append(words)
+        scores = score_sections(self, read_questions(analogies), restrict_vocab=restrict_vocab,
+                                case_insensitive=case_insensitive)
+        sections: list[dict] = []  # gensim's: a new entry at every change of section
+        for section, words, asked, correct in zip(scores.sections, scores.words, scores.asked, scores.correct):
+            if not sections or sections[-1]["section"] != section:
+                sections.append({"section": section, "correct": [], "incorrect": []})
+            if asked or dummy4unknown:
+                sections[-1]["correct" if correct else "incorrect"].append(words)
         total = {"section": "Total accuracy", "correct": [q for s in sections for q in s["correct"]],
                  "incorrect": [q for s in sections for q in s["incorrect"]]}
         answered = len(total["correct"]) + len(total["incorrect"])
@@ -530,11 +506,12 @@ class WordIndex(vindex.SearchableView):
 
         from ..core.intervals import correlation_bootstrap
         from ..sources.datasets.word_pairs import read_word_pairs
+        from .section_scores import folded_vocab
 
         table = pairs if isinstance(pairs, pa.Table) else read_word_pairs(pairs)
         dataset = (table.schema.metadata or {}).get(b"dataset", b"pairs").decode()
         fold = str.upper if case_insensitive else (lambda w: w)
-        vocab = self._folded_vocab(restrict_vocab, case_insensitive)
+        vocab = folded_vocab(self, restrict_vocab, case_insensitive)
         ids = np.array([[vocab.get(fold(a), -1), vocab.get(fold(b), -1)] for a, b in zip(
             table.column("word1").to_pylist(), table.column("word2").to_pylist())], dtype=np.int64).reshape(-1, 2)
         oov = (ids < 0).any(axis=1)
