@@ -173,7 +173,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"keys of {CONFIG.relative_to(REPO)} (default: all)")
     parser.add_argument("--rev", default="HEAD", help="the commit to mutate (default HEAD)")
-    parser.add_argument("--sample", type=float, default=1.0, help="test a seeded random share of the mutants")
+    parser.add_argument("--sample", type=float, help="test a seeded random share of the mutants (default: the "
+                        "module's `sample` in the config, else all)")
     parser.add_argument("--retest", metavar="DIR", help="a previous run's folder (printed at its end): test its "
                         "survivors again, on REV's tests (the modules' source must be unchanged)")
     parser.add_argument("--out", default="mutation-report.md", help="the report (markdown)")
@@ -195,13 +196,13 @@ def main(argv=None) -> int:
            "TOKENIZERS_PARALLELISM": "false"}
     cr = str(Path(sys.executable).with_name("cosmic-ray"))
     head = subprocess.run(["git", "-C", str(wt), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    report = [f"Mutants of {args.rev} ({head.stdout.strip()})"
-              + (f", a seeded random {args.sample:.0%} of them" if args.sample < 1 else "") + ":", "",
-              "| module | mutants | killed | survived | score |", "|---|---|---|---|---|"]
+    report = [f"Mutants of {args.rev} ({head.stdout.strip()}):", "",
+              "| module | sampled | mutants | killed | survived | score |", "|---|---|---|---|---|---|"]
     details = []
     try:
         for name in names:
             module = config["modules"][name]
+            share = args.sample if args.sample is not None else module.get("sample", 1.0)
             cfg, db, orig = root / f"{name}.toml", root / f"{name}.sqlite", root / f"{name}.py.orig"
             source = (wt / module["path"]).read_text()
             cfg.write_text(cosmic_ray_config(module, config["operators"]["exclude"], sys.executable))
@@ -217,16 +218,16 @@ def main(argv=None) -> int:
                 subprocess.run([str(Path(sys.executable).with_name("cr-filter-operators")), str(db), str(cfg)],
                                cwd=wt, env=env, check=True)
                 skip_mutants(db, wt / module["path"], module.get("functions"))
-                if args.sample < 1:
-                    sample(db, args.sample)
+                if share < 1:
+                    sample(db, share)
             if subprocess.run([cr, "baseline", str(cfg)], cwd=wt, env=env).returncode != 0:
-                report.append(f"| {name} | the tests fail on the unmutated code: not run | | | |")
+                report.append(f"| {name} | the tests fail on the unmutated code: not run | | | | |")
                 print(report[-1], flush=True)
                 continue
             subprocess.run([cr, "exec", str(cfg), str(db)], cwd=wt, env=env, check=True)
             c, survivors = summary(db)
             score = f"{c['killed'] / c['mutants']:.0%}" if c["mutants"] else "-"
-            report.append(f"| {name} | {c['mutants']} | {c['killed']} | {c['survived']} | {score} |")
+            report.append(f"| {name} | {share:.0%} | {c['mutants']} | {c['killed']} | {c['survived']} | {score} |")
             details.append(f"\n### {name}: survivors\n\n```diff\n" + "\n\n".join(survivors) + "\n```\n")
             if retested:
                 details.append(f"\n### {name}: earlier survivors tested again\n\n" + "\n".join(killed_by(db, retested))
