@@ -26,11 +26,12 @@ from ..runs.run_dir import RunDir
 
 GLOVE = "glove-6b-50d"
 TITLES = {
-    "glove-analogy": "GloVe word index, neighbours and 3CosAdd on the Google analogy set",
+    "glove-analogy": "GloVe word index, neighbours, word similarity and 3CosAdd on the Google analogy set",
     "analogy": "BATS analogy test and score decomposition (Figures 1, 2, 8)",
     "offsets": "Offset concentration and pairing consistency vs random sets (Table 1, Figure 5)",
 }
 NEIGHBOR_WORDS = ("king", "frog", "paris", "computer")
+SIMILARITY_SETS = ("wordsim353", "simlex999")
 
 
 def glove_word_index(home: Path) -> dict:
@@ -266,7 +267,46 @@ def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
     section.settings = {"vectors": GLOVE, "index": "glove (exact, inner product on unit vectors)",
                         "vocabulary": f"all {index.store.count} words", "questions": "lowercased; OOV dropped",
                         "sample": f"2000 questions, seed {settings.seed}" if settings.quick else "all"}
+    add_word_similarity(section, run_dir, index, settings)
     return section
+
+
+def add_word_similarity(section: Section, run_dir: RunDir, index, settings) -> None:
+    """WordSim-353 and SimLex-999 scored by ``index`` (:meth:`~lexprobe.kinds.words.WordIndex.evaluate_word_pairs`
+    with gensim's defaults: the 300,000 most frequent words, case ignored, pairs with an unknown word left out):
+    Spearman and Pearson with their p-values and 95% bootstrap intervals (1,000 resamples, the run's seed), the
+    share of pairs left out; a table of ``section``, word_similarity.{md,parquet} and a PNG. A set is taken from
+    the located data when there (``settings.data``), else from gensim's test data
+    (:func:`lexprobe.sources.datasets.word_pairs.gensim_copy`); where it came from goes into the settings."""
+    from ..sources.datahome import tree_checksum
+    from ..sources.datasets.word_pairs import gensim_copy
+
+    rows = []
+    for name in SIMILARITY_SETS:
+        found = (settings.data[name], settings.data_info.get(name, {}).get("source", "located data")) \
+            if name in settings.data else gensim_copy(name)
+        if found is None:
+            section.settings[f"similarity {name}"] = "not found (needs gensim's test data or a copy in the data)"
+            continue
+        path, source = found
+        scores = index.evaluate_word_pairs(path, seed=settings.seed)
+        section.settings[f"similarity {name}"] = f"{source}, sha256 {tree_checksum(path)['sha256'][:16]}"
+        (s_low, s_high), (p_low, p_high) = scores.spearman_interval, scores.pearson_interval
+        rows.append({"dataset": name, "pairs": scores.pairs.num_rows, "scored": scores.n_scored,
+                     "oov_percent": scores.oov_ratio, "spearman": scores.spearman[0], "spearman_p": scores.spearman[1],
+                     "spearman_low": s_low, "spearman_high": s_high, "pearson": scores.pearson[0],
+                     "pearson_p": scores.pearson[1], "pearson_low": p_low, "pearson_high": p_high})
+    if not rows:
+        return
+    section.settings["similarity vocabulary"] = "the 300000 most frequent words, case ignored (gensim's defaults)"
+    shown = [{**r, **{p: f"{r[p]:.2g}" for p in ("spearman_p", "pearson_p")}} for r in rows]  # not 0.0000
+    section.tables.append(Table("Word similarity: Spearman and Pearson of the cosines with the human scores "
+                                "(p-values, 95% bootstrap intervals; pairs with an unknown word left out)", shown))
+    run_dir.write_table("word_similarity", rows)
+    plots.bar_chart(run_dir.file("word_similarity.png"), [r["dataset"] for r in rows],
+                    {"Spearman": [r["spearman"] for r in rows], "Pearson": [r["pearson"] for r in rows]},
+                    title="Word similarity, packaged GloVe 50d", ylabel="correlation with the human scores")
+    section.images.append(Image("word_similarity.png", "Spearman and Pearson correlation per word-similarity set"))
 
 
 def analogy_stage(run_dir: RunDir, settings) -> Section:
