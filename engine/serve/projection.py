@@ -5,12 +5,13 @@ What is projected is each vector's direction (the rows normalised to unit length
 similarity every other view of the page uses: two words close by cosine are close in the projection's input.
 
 - **PCA**: the rows centred on their mean, then their top two right singular vectors (``numpy.linalg.svd``); each
-  axis's sign is fixed as scikit-learn's ``PCA`` fixes it (the largest-magnitude coordinate of each axis is
-  positive), so the picture does not flip between runs. ``explained`` is each axis's share of the centred rows'
+  axis's sign is fixed as scikit-learn's ``PCA`` fixes it (each axis's largest-magnitude component is positive),
+  so the picture does not flip between runs or libraries. ``explained`` is each axis's share of the centred rows'
   variance. The seed is not used: PCA is exact.
 - **t-SNE**: ``sklearn.manifold.TSNE`` (Barnes-Hut, PCA initialisation, automatic learning rate) with
   ``random_state=seed``, run on one OpenMP thread so that the same seed gives the same coordinates (several
-  threads sum the gradient in varying order; one is also faster on a busy machine). The perplexity must be
+  threads sum the gradient in varying order; one is also faster on a busy machine). Starting from the PCA
+  layout, not a random one, it draws the same picture for every seed. The perplexity must be
   below the number of points: it is clipped to ``n - 1`` for small sets.
 - **UMAP**: ``umap.UMAP`` with ``random_state=seed`` (which makes it single-threaded and reproducible) and
   ``n_neighbors`` clipped to ``n - 1``; its spectral initialisation needs more points than components + 1, so
@@ -43,8 +44,7 @@ def pca(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     centred = unit - unit.mean(axis=0)
     u, s, vt = np.linalg.svd(centred, full_matrices=False)
     keep = min(2, len(s))
-    signs = np.sign(u[np.argmax(np.abs(u[:, :keep]), axis=0), np.arange(keep)])  # scikit-learn's svd_flip
-    signs[signs == 0] = 1
+    signs = np.sign(vt[np.arange(keep), np.argmax(np.abs(vt[:keep]), axis=1)])  # scikit-learn's PCA sign rule
     coords = np.zeros((len(unit), 2))
     coords[:, :keep] = u[:, :keep] * s[:keep] * signs
     total = float((s ** 2).sum())
