@@ -275,7 +275,7 @@ def add_word_similarity(section: Section, run_dir: RunDir, index, settings) -> N
     """WordSim-353 and SimLex-999 scored by ``index`` (:meth:`~lexprobe.kinds.words.WordIndex.evaluate_word_pairs`
     with gensim's defaults: the 300,000 most frequent words, case ignored, pairs with an unknown word left out):
     Spearman and Pearson with their p-values and 95% bootstrap intervals (1,000 resamples, the run's seed), the
-    share of pairs left out; a table of ``section``, word_similarity.{md,parquet} and a PNG. A set is taken from
+    share of pairs left out; a table of ``section``, word_similarity.{md,parquet,png}. A set is taken from
     the located data when there (``settings.data``), else from gensim's test data
     (:func:`lexprobe.sources.datasets.word_pairs.gensim_copy`); where it came from goes into the settings."""
     from ..sources.datahome import tree_checksum
@@ -306,7 +306,6 @@ def add_word_similarity(section: Section, run_dir: RunDir, index, settings) -> N
     plots.bar_chart(run_dir.file("word_similarity.png"), [r["dataset"] for r in rows],
                     {"Spearman": [r["spearman"] for r in rows], "Pearson": [r["pearson"] for r in rows]},
                     title="Word similarity, packaged GloVe 50d", ylabel="correlation with the human scores")
-    section.images.append(Image("word_similarity.png", "Spearman and Pearson correlation per word-similarity set"))
 
 
 def analogy_stage(run_dir: RunDir, settings) -> Section:
