@@ -336,6 +336,7 @@ function drawProjection() {
   $("projection-out").hidden = false;
   colourPoints();
   applySearch();
+  $("projection-out").dataset.drawn = Number($("projection-out").dataset.drawn || 0) + 1;  // for scripts and tests
 }
 
 function colourPoints() {
