@@ -104,3 +104,80 @@ def test_unknown_index_and_bad_name(home):
         open_index(home, "missing")
     with pytest.raises(LexprobeError, match="bad index name"):
         open_index(home, "../escape")
+
+
+def _edit_manifest(home, name, edit):
+    """Apply ``edit`` to the manifest and recompute its checksum (which anyone can): only the structure check
+    stands between the edit and a reader."""
+    from lexprobe.core.store import _manifest_checksum
+
+    path = home / name / "manifest.json"
+    man = json.loads(path.read_text())
+    edit(man)
+    man["checksum"] = _manifest_checksum(man)
+    path.write_text(json.dumps(man))
+
+
+def test_tombstones_must_be_row_ids_below_the_count(home):
+    """Pins the tombstone range check at its edge: row count - 1 is a row, the count itself is not."""
+    _write(home, "t", np.zeros((6, 2), np.float32), shard_rows=3)
+    _edit_manifest(home, "t", lambda m: m.update(tombstones=[5]))
+    assert Store.open(home / "t").tombstones.tolist() == [5]
+    _edit_manifest(home, "t", lambda m: m.update(tombstones=[6]))
+    with pytest.raises(CorruptIndexError, match="manifest.json.*tombstones are not distinct row ids"):
+        Store.open(home / "t")
+
+
+@pytest.mark.parametrize("crc", [-1, 2**32])
+def test_a_shard_crc_outside_32_bits_is_a_manifest_error(home, crc):
+    """Pins the crc32 range [0, 2**32 - 1] of the structure check: a CRC outside it is reported as the
+    manifest's fault (naming manifest.json), not as a damaged shard found later by the checksum comparison."""
+    _write(home, "t", np.zeros((6, 2), np.float32), shard_rows=3)
+    _edit_manifest(home, "t", lambda m: m["shards"][1].update(crc32=crc))
+    with pytest.raises(CorruptIndexError, match="manifest.json: shard part-00001.arrow: rows, bytes or crc32"):
+        Store.open(home / "t")
+
+
+def test_an_index_left_only_set_aside_is_put_back(home):
+    """Pins recover_aside/recover_on_open: where a swap was two renames and a crash fell between them, the index
+    exists only as ``.NAME.old-HEX``; opening it (or listing the home) renames it back, unchanged."""
+    from lexprobe.core.store import list_indexes
+
+    m = np.arange(12, dtype=np.float32).reshape(6, 2)
+    _write(home, "t", m, shard_rows=4)
+    (home / "t").rename(home / ".t.old-0123abcd")
+    np.testing.assert_array_equal(open_index(home, "t").matrix(), m)
+    assert not list(home.glob(".t.old-*"))
+    (home / "t").rename(home / ".t.old-89abcdef")
+    assert [p.name for p in list_indexes(home)] == ["t"]
+    np.testing.assert_array_equal(open_index(home, "t").matrix(), m)
+
+
+@pytest.mark.parametrize("meta, key", [
+    ({"model": "", "layers": [8], "pooling": "mean"}, "model"),
+    ({"model": 7, "layers": [8], "pooling": "mean"}, "model"),
+    ({"model": "bert-base-uncased", "layers": [], "pooling": "mean"}, "layers"),
+    ({"model": "bert-base-uncased", "layers": [True], "pooling": "mean"}, "layers"),
+    ({"model": "bert-base-uncased", "layers": [8], "pooling": ""}, "pooling"),
+])
+def test_a_token_index_manifest_needs_each_setting_its_reader_takes(home, meta, key):
+    """Pins KIND_META for tokens: each of model, layers, pooling must be present and non-empty of its type
+    (an empty model name or a bool layer is refused), checked before the kind's side files."""
+    _write(home, "t", np.zeros((3, 2), np.float32))
+    _edit_manifest(home, "t", lambda m: m.update(kind="tokens", meta=meta))
+    with pytest.raises(CorruptIndexError, match=f"manifest.json: meta '{key}' is missing or not"):
+        Store.open(home / "t")
+
+
+def test_replacing_an_index_in_a_relative_home(home, monkeypatch):
+    """Pins the rename-exchange's directory argument (AT_FDCWD): a home given as a relative path is swapped
+    relative to the current folder, like every other file operation."""
+    from pathlib import Path
+
+    monkeypatch.chdir(home)
+    rel = Path("rel")
+    _write(rel, "t", np.zeros((3, 2), np.float32))
+    _write(rel, "t", np.ones((4, 2), np.float32))
+    store = open_index(rel, "t")
+    assert store.count == 4 and store.matrix().tolist() == [[1.0, 1.0]] * 4
+    assert sorted(p.name for p in rel.iterdir() if not p.name.endswith(".lock")) == ["t"]
