@@ -9,10 +9,15 @@ rounding of each other (tests/topk_ties.py), which a wrong exclusion, sign or cu
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from lexprobe.analogies import analogy
 from lexprobe.analogies.analogy import accuracy_tables, honest_shares, share_intervals, solve_relation
 from lexprobe.kinds.analogy_queries import answer_questions, excluded_cells, topk_rows
 from lexprobe.kinds.words import WordIndex, build_word_index
@@ -313,3 +318,126 @@ def test_add_scores_are_cosines_when_the_query_is_short(tiny):
         s = reference(U, a[q], a_star[q], b[q], "add")
         assert_topk_agrees(I[q], s, error(U, a[q], a_star[q], b[q], "add", s), scores=D[q], what=f"question {q}")
         np.testing.assert_allclose(D[q], s[I[q]], rtol=1e-4, atol=1e-5)
+
+
+# --- the relation kernel's pruning at exact ties (dyadic scores: float32 and float64 compute them exactly) ---
+
+def relation_brute(P, n, i, j, method, word_ids, honest=False, eps=EPS):
+    """Scores of question (i, j) of a relation from its cosine rows ``P`` (2n x V) in float64 by the papers'
+    formulas, ``-inf`` for the excluded inputs unless ``honest``."""
+    P = P.astype(np.float64)
+    cb, cas, ca = P[j], P[n + i], P[i]
+    if method == "add":
+        s = cas - ca + cb
+    else:
+        sh = lambda c: (c + 1) / 2
+        s = sh(cb) * sh(cas) / (sh(ca) + eps)
+    if not honest:
+        s[[x for x in (word_ids[i], word_ids[n + i], word_ids[j]) if x < len(s)]] = -np.inf
+    return s
+
+
+def ranked(s, k):
+    """The first k ids by score, then id (-1 padding past the allowed words)."""
+    allowed = np.flatnonzero(np.isfinite(s))
+    top = allowed[np.lexsort((allowed, -s[allowed]))][:k]
+    return np.r_[top, -np.ones(k - len(top), np.int64)]
+
+
+def tie_case(which: str):
+    """A relation of two pairs over 32,768 words (8 times the 2,048 candidates plus room, so that the kernel
+    prunes and its second pass gathers columns) built on exact ties of question (0, 1), a:a* = pair 0 and
+    b = start of pair 1. Its a:a* part is 0 for every word (a* = a as rows of P), so a word's score is
+    ``cos(x, b)`` and its bound ``max(cos(x, a), cos(x, b))``. Question (1, 0) the same with the roles swapped.
+
+    ``floor``: 3,000 words (ids 10,000 on) score 0 with bound 0.75 (the candidates; threshold 0.75), word 20,000
+    scores 0.25 with bound 0.75, word 5 scores 0.25 with bound 0.25: the question's best candidate reaches only
+    0.25, so the kernel scans the words whose bound reaches 0.25, and word 5 ties with word 20,000 at exactly
+    that bound: it comes first (id order) only if a bound equal to the floor is scanned.
+    ``threshold``: the 3,000 words have bound 0.5 and score 0 (threshold 0.5), word 20,000 scores 0.5 with bound
+    0.75, word 5 scores 0.5 with bound 0.5: it comes first only if a bound equal to the threshold is a candidate.
+    Every other word scores -0.5; the inputs' own words are the last four (excluded)."""
+    V = 32_768
+    S0, S1 = np.full(V, -0.5, np.float32), np.full(V, -0.5, np.float32)
+    group = np.arange(10_000, 13_000)
+    high = 0.75 if which == "floor" else 0.5
+    S0[group], S1[group] = high, 0.0
+    S0[20_000], S1[20_000] = 0.75, high - 0.5 if which == "floor" else 0.5
+    S0[5], S1[5] = (0.0, 0.25) if which == "floor" else (0.5, 0.5)
+    P = np.stack([S0, S1, S0, S1])  # ends equal to starts: a* = a
+    return P, np.arange(V - 4, V)
+
+
+@pytest.mark.parametrize("which, k", [("floor", 1), ("floor", 3), ("threshold", 1)])
+def test_solve_relation_pruning_keeps_words_whose_bound_equals_the_cut(which, k):
+    """A word whose bound equals the threshold or the floor exactly, and scores it, ties with a candidate of
+    higher id: the kernel's pruning (``bound >= thr`` for the candidates, ``bound >= floor`` for the second pass)
+    must keep it, since ties go by id. The ids are compared exactly with the float64 brute force (the scores are
+    multiples of 1/4: no rounding anywhere), and the gold ranks count only words scoring strictly more: gold
+    20,000 ties with word 5 (rank 1), gold 10,001 ties with 3,000 words (rank 1), a gold at -0.5 is beaten by
+    exactly the 3,002 words above it, not by its 29,000 equals."""
+    P, word_ids = tie_case(which)
+    gold = [[10_001], [20_000]] if k == 1 else [[10_001], [7]]  # question (0, 1) asks for pair 1's gold
+    ii, jj, ans = solve_relation(P, 2, gold=gold, word_ids=word_ids, method="add", k=k, eps=EPS, gram=np.eye(4))
+    for q, (i, j) in enumerate(zip(ii, jj)):
+        s = relation_brute(P, 2, i, j, "add", word_ids)
+        assert ans.ids[q].tolist() == ranked(s, k).tolist(), (which, i, j)
+        assert_rank_agrees(ans.gold_rank[q], s, gold[j], 0.0, what=f"{which} ({i}, {j})")
+    assert ans.ids[list(zip(ii, jj)).index((0, 1)), 0] == 5
+    if k == 3:  # gold 7 scores -0.5, like 29,763 other words
+        assert ans.gold_rank[list(zip(ii, jj)).index((0, 1))] == 3003
+
+
+@st.composite
+def relations(draw):
+    """A relation's cosine rows P (2n x V), multiples of 1/4 or 1/8 (exact in float32), with adversarial
+    structure drawn on top: duplicate words (equal columns), start words equal to each other (ties in the
+    bound's max), words whose bound is their score, most words far below the rest (so that the second pass
+    gathers columns rather than scanning all); input words and gold answers inside or outside V."""
+    sparse = draw(st.booleans())  # most words far from all: the second pass gathers the few that can reach
+    n = draw(st.integers(2, 5))
+    V, k = draw(st.integers(300, 400) if sparse else st.integers(8, 400)), draw(st.integers(1, 3 if sparse else 6))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    levels = draw(st.sampled_from([4, 8]))
+    P = rng.integers(-levels, levels + 1, (2 * n, V)) / levels
+    if draw(st.booleans()):  # duplicate words
+        P[:, rng.integers(0, V, V // 2)] = P[:, rng.integers(0, V, 1)]
+    if draw(st.booleans()):  # two start words alike: one bound is both questions' exact score
+        P[1] = P[0]
+    if draw(st.booleans()):  # a:a* parts that are 0 (a* = a): scores are cos(x, b), bounds the max over starts
+        P[n:] = P[:n]
+    if sparse:
+        P[:, rng.uniform(size=V) < 0.8] = -1
+    word_ids = rng.choice(V + 3, 2 * n, replace=False)
+    gold = [rng.integers(0, V + 2, draw(st.integers(1, 2))).tolist() for _ in range(n)]
+    return P.astype(np.float32), word_ids, gold, k, draw(st.sampled_from(["add", "mul"])), draw(st.booleans())
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(relations())
+def test_solve_relation_pruning_on_small_relations_equals_brute_force(relation):
+    """The relation kernel with its candidate count and counting block made small (so that small vocabularies
+    prune, scan past the candidates and count block by block) against the float64 brute force: 3CosAdd on
+    multiples of 1/8 is exact, so ids (ties by id) and ranks must equal it; 3CosMul rounds, so the pruned
+    answers must equal the unpruned scan's bit for bit and that scan the brute force within the tie rule."""
+    P, word_ids, gold, k, method, honest = relation
+    n, V = len(P) // 2, P.shape[1]
+    run = lambda prune: solve_relation(P, n, gold=gold, word_ids=word_ids, method=method, k=k, honest=honest,
+                                       eps=EPS, gram=np.eye(2 * n, dtype=np.float32), prune=prune)
+    with mock.patch.object(analogy, "_CANDIDATES", 1), mock.patch.object(analogy, "_BLOCK", 7):
+        ii, jj, ans = run(True)
+        _, _, full = run(False)
+    np.testing.assert_array_equal(ans.ids, full.ids)
+    np.testing.assert_array_equal(ans.gold_rank, full.gold_rank)
+    np.testing.assert_array_equal(ans.scores, full.scores)
+    for q, (i, j) in enumerate(zip(ii, jj)):
+        s = relation_brute(P, n, i, j, method, word_ids, honest)
+        what = f"{method} k={k} ({i}, {j})"
+        if method == "add":
+            assert ans.ids[q].tolist() == ranked(s, k).tolist(), what
+            assert_rank_agrees(ans.gold_rank[q], s, gold[j], 0.0, what=what)
+        else:
+            c = P.astype(np.float64)
+            e = mul_error(0.0, c[j], c[n + i], c[i], EPS)
+            assert_topk_agrees(ans.ids[q], s, e, scores=ans.scores[q], what=what)
+            assert_rank_agrees(ans.gold_rank[q], s, gold[j], e, what=what)
