@@ -218,15 +218,17 @@ def problems(draw):
     if draw(st.booleans()):  # zero rows
         V[rng.integers(0, n, max(1, n // 5))] = 0
     V = V.astype(np.float32)
-    sources = rng.integers(0, 4, m) if kind not in ("worst", "gap") else np.where(rng.uniform(size=m) < 0.7, 1, 3)
+    aimed = kind in ("worst", "gap")  # mostly the sign vector the rows were built against
+    sources = np.where(rng.uniform(size=m) < 0.7, 1, 3) if aimed else rng.integers(0, 4, m)
+    signs = sigma if aimed else rng.choice([-1.0, 1.0], (m, d))
     Q = np.where((sources == 0)[:, None], V[rng.integers(0, n, m)],
-                 np.where((sources == 1)[:, None], sigma if kind in ("worst", "gap") else rng.choice([-1.0, 1.0], (m, d)),
+                 np.where((sources == 1)[:, None], signs,
                           np.where((sources == 2)[:, None], 0.0, rng.standard_normal((m, d))))).astype(np.float32)
     excl = rng.integers(-1, n + 3, (m, draw(st.integers(0, 4))))
     return Q, V, k, excl, step
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_pruned_path_on_small_matrices_equals_brute_force(problem):
     """The pruned path run directly at any sample step (the search takes it only past 32,768 rows), and the full
