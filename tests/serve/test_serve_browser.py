@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from lexprobe.serve.app import Running
-from serve_fixtures import MONEY, RIVER, serve_home
+from serve_fixtures import INSERTED_WORDS, MONEY, RIVER, serve_home, small_home
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -29,25 +29,18 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,1100"]
 WORDS = ["king", "queen", "man", "woman", "paris", "france", "berlin", "germany", "frog", "toad"]
 UNKNOWN = "qxqxzzq"
-# words the inserted view shows: made here as the mean of two GloVe words, inserted as OTA inserts its words
-INSERTED = {"kingqueenly": ("king", "queen"), "riverlakeish": ("river", "lake")}
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, glove_home, shared_data):
-    """A server over the serve tests' ``glove`` and ``bank`` (linked) and ``small``: GloVe's 20,000 most frequent
-    words with the words of INSERTED added by ``insert_words`` (origin ``ota``)."""
-    from lexprobe.kinds.words import WordIndex, build_word_index, insert_words
-
+    """A server over the serve tests' ``glove`` (400k) and ``bank``, and ``small``: the small home's GloVe (20,000
+    words and the INSERTED_WORDS of ``ota --into``/``am --into`` origin), all linked."""
     shared = serve_home(tmp_path_factory.mktemp("serve"), glove_home)
+    small = small_home(tmp_path_factory.mktemp("serve_small"))
     home = tmp_path_factory.mktemp("browser") / "indexes"
     home.mkdir()
-    for name in ("glove", "bank"):
-        (home / name).symlink_to((shared / name).resolve(), target_is_directory=True)
-    build_word_index("small", "glove-6b-50d", home=home, limit=20_000)
-    small = WordIndex.open("small", home=home)
-    means = np.stack([(small.vector(a) + small.vector(b)) / 2 for a, b in INSERTED.values()])
-    insert_words(home, "small", list(INSERTED), means, origin="ota", settings={"made by": "test_serve_browser"})
+    for name, target in (("glove", shared / "glove"), ("bank", shared / "bank"), ("small", small / "glove")):
+        (home / name).symlink_to(target.resolve(), target_is_directory=True)
     with Running(home, data_places=[shared_data]) as url:
         yield url
 
@@ -411,14 +404,14 @@ def test_colouring_offsets_uploads_and_every_view(served, browser, shots, tmp_pa
     assert painted[RIVER] != painted[MONEY]
     screenshot(browser, shots, "senses")
 
-    # words inserted by OTA beside their nearest originals (in the index "small")
+    # words inserted by OTA and AM beside their nearest originals (in the index "small")
     choose(browser, "index", "small")
     project(browser, "inserted", pik="4")
     inserted = api(served, "projection", {"index": "small", "view": "inserted", "method": "pca", "seed": 0, "k": 4})
     assert labels(browser) == [p["label"] for p in inserted["points"]]
-    assert {p["label"] for p in inserted["points"] if p["origin"] == "ota"} == set(INSERTED)
-    assert {"king", "queen", "river", "lake"} & set(labels(browser))
+    assert {p["label"] for p in inserted["points"] if p["origin"] in ("ota", "am")} == set(INSERTED_WORDS)
+    assert {"king", "queen", "river", "lake", "car", "bus"} <= set(labels(browser))
     choose(browser, "pcolour", "origin")
     painted = dict(zip([p["origin"] for p in inserted["points"]], fills(browser)))
-    assert len(painted) >= 2 and painted["ota"] != [c for o, c in painted.items() if o != "ota"][0]
+    assert len(painted) == len(set(painted.values())) == 3  # ota, am and the GloVe file
     screenshot(browser, shots, "inserted")

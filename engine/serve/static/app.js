@@ -228,7 +228,7 @@ function drawSenses(body) {
 // ------------------------------------------------------------------------------------- the projection
 
 const SVGNS = "http://www.w3.org/2000/svg";
-const PLOT = { width: 900, height: 540, margin: 30, right: 90 };  // the label of the rightmost point needs room
+const PLOT = { width: 900, height: 540, margin: 30, charWidth: 6.2 };  // label width: characters x 11px font
 const METHOD_NAMES = { pca: "PCA", tsne: "t-SNE", umap: "UMAP" };
 const GROUP_NAMES = { words: "group", neighbors: "query or neighbour", relation: "side of the relation",
                       senses: "sense", inserted: "inserted or original" };
@@ -287,7 +287,9 @@ const category = (value) => (value === null || value === undefined || value === 
 
 function drawProjection() {
   const body = projection.body, svg = $("projection-plot");
-  const { width, height, margin, right } = PLOT;
+  const { width, height, margin, charWidth } = PLOT;
+  // room on the right for the labels (drawn right of their point), up to a third of the width
+  const right = Math.min(width / 3, 12 + charWidth * Math.max(...body.points.map((p) => String(p.label).length)));
   const xs = body.points.map((p) => p.x), ys = body.points.map((p) => p.y);
   const [x0, x1] = [Math.min(...xs), Math.max(...xs)], [y0, y1] = [Math.min(...ys), Math.max(...ys)];
   // one scale for both axes (a PCA plane keeps its shape), the cloud centred in the plot
