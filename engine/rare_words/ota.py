@@ -172,19 +172,23 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
              iterations: int = DEFAULTS["iterations"], contexts: str = DEFAULTS["contexts"],
              lr: float | np.ndarray = DEFAULTS["lr"], layers=DEFAULTS["layers"], seed: int = 0,
              batch_size: int = 64, patience: int | None = DEFAULTS["patience"], tol: float = DEFAULTS["tol"],
-             distance: str = DEFAULTS["distance"], snapshot_every: int | None = None, desc: str = "OTA") -> OTAResult:
+             distance: str = DEFAULTS["distance"], snapshot_every: int | None = None, desc: str = "OTA",
+             batch_threads: int = 1) -> OTAResult:
     """OTA of words given as subword ``pieces``, starting from ``init`` (n, hidden).
 
     ``keys`` (one string per row, usually the word) seed each row's random contexts; ``lr`` may be one rate
     per row. ``snapshot_every``: keep the vectors at iteration 0 and every that many iterations.
+    ``batch_threads`` > 1: that many batches are optimised at once, in threads of one torch thread each (the same
+    batches, each computing what it computes alone: the same numbers; for CPUs where one batch's small matrix
+    products keep one core busy but not several).
     """
     import torch
 
     n = len(pieces)
     if contexts not in CONTEXTS:
         raise LexprobeError(f"contexts must be one of {', '.join(CONTEXTS)}, not {contexts!r}")
-    if iterations < 1 or batch_size < 1:
-        raise LexprobeError("iterations and batch size must be positive")
+    if iterations < 1 or batch_size < 1 or batch_threads < 1:
+        raise LexprobeError("iterations, batch size and batch threads must be positive")
     if len(keys) != n or np.shape(init)[0] != n:
         raise ValueError("pieces, init and keys must have one row per word")
     encoder = _encoder(model)
@@ -203,30 +207,69 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
     order = sorted(range(n), key=lambda i: len(pieces[i]))  # group by subword count: little padding
     # counted in word-iterations, so that the bar moves inside a batch (a batch often holds every word); a
     # word that stops early has its remaining iterations counted when its batch ends
-    progress = bar(total=n * iterations, desc=desc, unit="step")
-    with _frozen(model), contextlib.closing(progress):
-        for start in range(0, n, batch_size):
-            rows = np.asarray(order[start:start + batch_size])
-            draws = None
-            if vocab is not None:  # (b, iterations, 2) indices into vocab, per word from its own generator
-                draws = torch.as_tensor(np.stack([np.random.default_rng([seed, zlib.crc32(keys[i].encode())])
-                                                  .integers(0, len(vocab), size=(iterations, 2)) for i in rows]),
-                                        device=device)
-            batch = _Batch(encoder, emb, [pieces[i] for i in rows], layer_idx, (cls, sep, period, pad),
-                           random=vocab is not None, device=device, normalise=normalise)
-            out = batch.run(torch.as_tensor(init[rows], device=device), torch.as_tensor(rates[rows], device=device),
-                            iterations, vocab, draws, patience, tol, snap_at, progress)
-            vecs, hist, its, snaps = out
+    progress = _Locked(bar(total=n * iterations, desc=desc, unit="step"))
+
+    def one_batch(start: int):
+        rows = np.asarray(order[start:start + batch_size])
+        draws = None
+        if vocab is not None:  # (b, iterations, 2) indices into vocab, per word from its own generator
+            draws = torch.as_tensor(np.stack([np.random.default_rng([seed, zlib.crc32(keys[i].encode())])
+                                              .integers(0, len(vocab), size=(iterations, 2)) for i in rows]),
+                                    device=device)
+        batch = _Batch(encoder, emb, [pieces[i] for i in rows], layer_idx, (cls, sep, period, pad),
+                       random=vocab is not None, device=device, normalise=normalise)
+        out = batch.run(torch.as_tensor(init[rows], device=device), torch.as_tensor(rates[rows], device=device),
+                        iterations, vocab, draws, patience, tol, snap_at, progress)
+        progress.update(int((iterations - out[2]).sum()))
+        return rows, out
+
+    starts = range(0, n, batch_size)
+    at_once = min(batch_threads, len(starts))
+    with _frozen(model), contextlib.closing(progress), _threads(at_once) as pool:
+        for rows, (vecs, hist, its, snaps) in (pool.map(one_batch, starts) if pool else map(one_batch, starts)):
             result.vectors[rows] = vecs
             result.loss_history[rows] = hist
             result.iterations[rows] = its
             if snaps is not None:
                 result.snapshots[:, rows] = snaps
-            progress.update(int((iterations - its).sum()))
     tail = np.arange(iterations)[None, :]
     window = (tail < result.iterations[:, None]) & (tail >= result.iterations[:, None] - WINDOW)
     result.final_loss[:] = np.where(window, result.loss_history, 0).sum(1) / window.sum(1)
     return result
+
+
+@contextlib.contextmanager
+def _threads(at_once: int):
+    """A pool of ``at_once`` threads on one torch thread each (None for one: the batches run here)."""
+    if at_once <= 1:
+        yield None
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..sources.models import torch_threads
+
+    with torch_threads(1), ThreadPoolExecutor(at_once) as pool:
+        yield pool
+
+
+class _Locked:
+    """A progress bar that threads may update at once."""
+
+    def __init__(self, progress):
+        import threading
+
+        self.progress, self.lock = progress, threading.Lock()
+
+    def update(self, n: int) -> None:
+        with self.lock:
+            self.progress.update(n)
+
+    def set_postfix(self, **kwargs) -> None:
+        with self.lock:
+            self.progress.set_postfix(**kwargs)
+
+    def close(self) -> None:
+        self.progress.close()
 
 
 class _Batch:
@@ -375,11 +418,13 @@ def one_token_approximation(model, tokenizer, words: Sequence[str], *, iteration
                             contexts: str = DEFAULTS["contexts"], init: str = DEFAULTS["init"],
                             lr: float = DEFAULTS["lr"], layers=DEFAULTS["layers"], seed: int = 0,
                             batch_size: int = 64, patience: int | None = DEFAULTS["patience"],
-                            tol: float = DEFAULTS["tol"], distance: str = DEFAULTS["distance"]) -> np.ndarray:
-    """OTA vectors (len(words), hidden) float32 in the model's input-embedding space (see the module doc)."""
+                            tol: float = DEFAULTS["tol"], distance: str = DEFAULTS["distance"],
+                            batch_threads: int = 1) -> np.ndarray:
+    """OTA vectors (len(words), hidden) float32 in the model's input-embedding space (see the module doc);
+    ``batch_threads`` as in :func:`optimise`."""
     return approximate(model, tokenizer, words, iterations=iterations, contexts=contexts, init=init, lr=lr,
                        layers=layers, seed=seed, batch_size=batch_size, patience=patience, tol=tol,
-                       distance=distance).vectors
+                       distance=distance, batch_threads=batch_threads).vectors
 
 
 def approximate(model, tokenizer, words: Sequence[str], *, init: str = DEFAULTS["init"], **options) -> OTAResult:

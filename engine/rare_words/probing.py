@@ -304,10 +304,15 @@ class WNLaMProScores(Result):
 def probe_tables(entries: Sequence, lm: LanguageModel, *, strategies: Sequence[str] = ("original",),
                  cutoff: int = DEFAULT_CUTOFF, batch_size: int = 64, ota_iterations: int | None = None,
                  seed: int = 0, population: Mapping[tuple[str, str], int] | None = None,
-                 providers: Mapping[str, Provider] | None = None, policy: str | None = None) -> WNLaMProScores:
+                 providers: Mapping[str, Provider] | None = None, policy: str | None = None,
+                 ota_batch_threads: int = 1) -> WNLaMProScores:
     """:func:`probe` and its tables (:class:`WNLaMProScores`). ``population`` (:func:`population_of` the dataset a
-    sample was drawn from) reweights the means to the dataset; ``providers`` and ``policy`` as in :func:`probe`."""
+    sample was drawn from) reweights the means to the dataset; ``providers`` and ``policy`` as in :func:`probe`;
+    ``ota_batch_threads``: OTA batches optimised at once (:func:`lexprobe.rare_words.ota.optimise`'s
+    ``batch_threads``: the same numbers)."""
     ota_options = {"iterations": ota_iterations} if ota_iterations else {}
+    if ota_batch_threads != 1:
+        ota_options["batch_threads"] = ota_batch_threads
     rows, summary = probe(entries, lm, strategies=strategies, cutoff=cutoff, batch_size=batch_size,
                           ota_options=ota_options, seed=seed, providers=providers, policy=policy)
     long = aggregate(rows, population=population)

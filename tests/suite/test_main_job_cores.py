@@ -1,4 +1,4 @@
-"""The main job on both cores: work run side by side in worker processes gives the numbers it
+"""The main job on both cores: work run side by side in worker processes or threads gives the numbers it
 gives one part after the other, errors come back as one clear error, and every stage's wall and CPU time is
 recorded."""
 
@@ -28,6 +28,24 @@ def test_ota_recovery_contexts_side_by_side_give_the_same_numbers(tmp_path):
     assert apart["words"] == here["words"] and len(here["curve"]) == 4
     assert apart["curve"] == here["curve"] and apart["summary"] == here["summary"]
     assert (tmp_path / "apart" / "summary.md").read_text() == (tmp_path / "here" / "summary.md").read_text()
+
+
+def test_ota_batches_side_by_side_give_the_same_rows():
+    """WNLaMPro probed with OTA's batches two at once (threads of one torch thread each) against one after the
+    other: the same rows, to the bit (72 multi-token keywords: two OTA batches, of 64 and 8)."""
+    from lexprobe.rare_words.language_models import MaskedLM
+    from lexprobe.rare_words.probing import probe_tables
+    from lexprobe.sources.datasets.wnlampro import Entry
+
+    heads, tails = ["sun", "moon", "star", "rain", "snow", "wind", "fire", "stone"], \
+        ["berry", "fish", "wort", "bird", "weed", "nut", "fly", "root", "horn"]
+    entries = [Entry(n, "test", h + t, "hypernym", ["plant", "animal", "thing"], "n", 1.0)
+               for n, (h, t) in enumerate((h, t) for h in heads for t in tails)]
+    lm = MaskedLM.load("splade-tiny")
+    options = dict(strategies=("ota",), ota_iterations=3, seed=0)
+    one, two = probe_tables(entries, lm, **options), probe_tables(entries, lm, **options, ota_batch_threads=2)
+    assert two.summary["multi_token_keywords"] > 64 and two.summary["replaced_keywords"]["ota"] > 64
+    assert one.rows == two.rows and one.to_arrow().equals(two.to_arrow())
 
 
 def test_stage_times_are_recorded(tmp_path):
