@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
-
 from .analogy_evaluation import AnalogyTest, analogy_test
 from ..kinds.analogy_queries import DEFAULT_EPS
 from ..core.conventions import old_order
@@ -210,21 +208,6 @@ def add_honest_test(section: Section, title: str, shares: dict[str, float], n: i
     section.tables.append(Table(title, rows, ["returned", "count", "share", "low", "high"]))
 
 
-def three_cos_add(index, questions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """3CosAdd answers for ``questions`` (m, 3) ids a, a*, b: ``(usual, honest)`` answer ids.
-
-    One exact search for the top 4 with nothing excluded (:func:`lexprobe.analogies.analogy.answer_questions`): the honest
-    answer is the first hit, the usual one (a, a*, b excluded) the first hit that is none of the three inputs.
-    """
-    from ..kinds.analogy_queries import answer_questions
-
-    _, top = answer_questions(index, questions[:, 0], questions[:, 1], questions[:, 2], k=4,
-                              exclude_inputs=False)
-    is_input = (top[:, :, None] == questions[:, None, :]).any(axis=2)
-    first_other = np.argmax(~is_input, axis=1)
-    return top[np.arange(len(top)), first_other], top[:, 0]
-
-
 def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
     """Word index from the packaged GloVe, a few neighbours, and 3CosAdd on the Google set (with and without
     excluding the inputs)."""
@@ -306,6 +289,8 @@ def add_word_similarity(section: Section, run_dir: RunDir, index, settings) -> N
     plots.bar_chart(run_dir.file("word_similarity.png"), [r["dataset"] for r in rows],
                     {"Spearman": [r["spearman"] for r in rows], "Pearson": [r["pearson"] for r in rows]},
                     title="Word similarity, packaged GloVe 50d", ylabel="correlation with the human scores")
+    section.images.append(Image("word_similarity.png", "Spearman and Pearson correlation of GloVe's cosines with "
+                                "the human similarity scores, per set"))
 
 
 def analogy_stage(run_dir: RunDir, settings) -> Section:
