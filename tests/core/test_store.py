@@ -181,3 +181,56 @@ def test_replacing_an_index_in_a_relative_home(home, monkeypatch):
     store = open_index(rel, "t")
     assert store.count == 4 and store.matrix().tolist() == [[1.0, 1.0]] * 4
     assert sorted(p.name for p in rel.iterdir() if not p.name.endswith(".lock")) == ["t"]
+
+
+def test_a_side_file_crc_outside_32_bits_is_a_manifest_error(home):
+    """Pins the side files' crc32 range check at 2**32 (the first value no CRC32 takes): reported as the
+    manifest's fault, naming manifest.json, before any checksum comparison."""
+    with write_lock(home, "t"):
+        with StoreWriter(home, "t", kind="test", dim=2, schema=_schema(2)) as w:
+            w.write(pa.table({"id": np.arange(3), "vector": vector_array(np.zeros((3, 2), np.float32))}))
+            with open(w.side_file("extra", "extra.bin"), "wb") as f:
+                f.write(b"side")
+            w.commit(source="test")
+    assert Store.open(home / "t").count == 3
+    _edit_manifest(home, "t", lambda m: m["files"]["extra"].update(crc32=2**32))
+    with pytest.raises(CorruptIndexError, match="manifest.json: side file extra.bin: bytes or crc32"):
+        Store.open(home / "t")
+
+
+def test_shard_size_must_be_a_positive_row_count(home):
+    """Pins the shard size check at its edge: 0 rows is refused with one clear message, 1 row cuts a shard per
+    row."""
+    with write_lock(home, "t"):
+        with pytest.raises(LexprobeError, match="shard size must be at least 1 row, not 0"):
+            StoreWriter(home, "t", kind="test", dim=2, schema=_schema(2), shard_rows=0)
+    _write(home, "t", np.zeros((3, 2), np.float32), shard_rows=1)
+    assert [s["rows"] for s in open_index(home, "t").manifest["shards"]] == [1, 1, 1]
+
+
+def test_a_crashed_writers_temporary_folder_is_removed_by_the_next_writer(home):
+    """Pins the temporary folder's name (``.NAME.tmp-PID-HEX8``): the next writer recognises a crashed one's
+    folder by exactly that pattern and removes it."""
+    with write_lock(home, "t"):
+        crashed = StoreWriter(home, "t", kind="test", dim=2, schema=_schema(2))  # never committed nor aborted
+    assert crashed.tmp.is_dir()
+    _write(home, "t", np.zeros((3, 2), np.float32))
+    assert not crashed.tmp.exists() and not list(home.glob(".t.tmp-*"))
+
+
+def test_default_home_is_a_checkouts_indexes_folder_only_with_its_readme(tmp_path, monkeypatch):
+    """Pins default_home's checkout rule: without $LEXPROBE_HOME, a lexprobe checkout (pyproject naming
+    lexprobe) above the working folder gives its indexes/ folder only when indexes/README.md is there;
+    otherwise the per-user folder under $XDG_DATA_HOME."""
+    from lexprobe.core.store import default_home
+
+    checkout = tmp_path / "checkout"
+    (checkout / "sub").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text('[project]\nname = "lexprobe"\n')
+    monkeypatch.delenv("LEXPROBE_HOME", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(checkout / "sub")
+    assert default_home() == (tmp_path / "xdg" / "lexprobe" / "indexes").resolve()
+    (checkout / "indexes").mkdir()
+    (checkout / "indexes" / "README.md").write_text("indexes\n")
+    assert default_home() == (checkout / "indexes").resolve()
