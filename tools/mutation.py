@@ -1,6 +1,6 @@
 """Mutation testing of lexprobe's analysis, metric, reader and store modules with cosmic-ray.
 
-    python tools/mutation.py [MODULE ...] [--rev REV] [--sample SHARE] [--out FILE] [--retest DIR]
+    python tools/mutation.py [MODULE ...] [--rev REV] [--sample SHARE] [--minutes M] [--out FILE] [--retest DIR]
 
 Modules, their fast test commands and the operators kept are in tools/mutation/modules.toml (default: all of
 them, in file order). Slow (minutes to hours): not part of the README's test command and not in CI.
@@ -116,6 +116,34 @@ def sample(db_path: Path, share: float, seed: int = 0) -> None:
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="not sampled"))
 
 
+def not_reached(db_path: Path) -> int:
+    """Mark the mutants a time-limited run did not reach as skipped. cosmic-ray runs the pending mutants in the
+    order of their random job ids, so the ones it reached are still a uniform random sample."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    with use_db(str(db_path), WorkDB.Mode.open) as db:
+        pending = list(db.pending_work_items)
+        for item in pending:
+            db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="not reached"))
+    return len(pending)
+
+
+def run_for(argv: list[str], minutes: float | None, **kwargs) -> bool:
+    """Run ``argv`` in its own process group; stop the whole group after ``minutes``. False when stopped."""
+    proc = subprocess.Popen(argv, start_new_session=True, **kwargs)
+    try:
+        if proc.wait(timeout=None if minutes is None else minutes * 60):
+            raise subprocess.CalledProcessError(proc.returncode, argv)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def forget_survivors(db_path: Path) -> list[str]:
     """Drop the survivors' results so that ``cosmic-ray exec`` tests them again (against newer tests)."""
     import sqlite3
@@ -148,12 +176,13 @@ def summary(db_path: Path) -> tuple[dict, list[str]]:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
-    counts = {"mutants": 0, "killed": 0, "survived": 0, "skipped": 0}
+    counts = {"mutants": 0, "killed": 0, "survived": 0, "skipped": 0, "not reached": 0}
     survivors = []
     with use_db(str(db_path), WorkDB.Mode.open) as db:
         for item, result in db.completed_work_items:
             if result.worker_outcome == WorkerOutcome.SKIPPED:
                 counts["skipped"] += 1
+                counts["not reached"] += result.output == "not reached"
                 continue
             counts["mutants"] += 1
             if result.test_outcome == TestOutcome.SURVIVED:
@@ -175,6 +204,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rev", default="HEAD", help="the commit to mutate (default HEAD)")
     parser.add_argument("--sample", type=float, help="test a seeded random share of the mutants (default: the "
                         "module's `sample` in the config, else all)")
+    parser.add_argument("--minutes", type=float, help="stop each module's mutants after this long; those not "
+                        "reached are left out (the ones run stay a random sample) and the report says how many")
     parser.add_argument("--retest", metavar="DIR", help="a previous run's folder (printed at its end): test its "
                         "survivors again, on REV's tests (the modules' source must be unchanged)")
     parser.add_argument("--out", default="mutation-report.md", help="the report (markdown)")
@@ -224,10 +255,14 @@ def main(argv=None) -> int:
                 report.append(f"| {name} | the tests fail on the unmutated code: not run | | | | |")
                 print(report[-1], flush=True)
                 continue
-            subprocess.run([cr, "exec", str(cfg), str(db)], cwd=wt, env=env, check=True)
+            stopped = not run_for([cr, "exec", str(cfg), str(db)], args.minutes, cwd=wt, env=env)
+            if stopped:
+                subprocess.run(["git", "-C", str(wt), "checkout", "--", "."], check=True)  # the last mutant
+                print(f"{name}: stopped after {args.minutes} minutes, {not_reached(db)} mutants not reached")
             c, survivors = summary(db)
             score = f"{c['killed'] / c['mutants']:.0%}" if c["mutants"] else "-"
-            report.append(f"| {name} | {share:.0%} | {c['mutants']} | {c['killed']} | {c['survived']} | {score} |")
+            late = f" ({c['not reached']} not reached in time)" if c["not reached"] else ""
+            report.append(f"| {name} | {share:.0%}{late} | {c['mutants']} | {c['killed']} | {c['survived']} | {score} |")
             details.append(f"\n### {name}: survivors\n\n```diff\n" + "\n\n".join(survivors) + "\n```\n")
             if retested:
                 details.append(f"\n### {name}: earlier survivors tested again\n\n" + "\n".join(killed_by(db, retested))
