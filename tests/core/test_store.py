@@ -119,13 +119,14 @@ def _edit_manifest(home, name, edit):
 
 
 def test_tombstones_must_be_row_ids_below_the_count(home):
-    """Pins the tombstone range check at its edge: row count - 1 is a row, the count itself is not."""
+    """Pins the tombstone check: row count - 1 is a row, the count itself is not, and no row is listed twice."""
     _write(home, "t", np.zeros((6, 2), np.float32), shard_rows=3)
     _edit_manifest(home, "t", lambda m: m.update(tombstones=[5]))
     assert Store.open(home / "t").tombstones.tolist() == [5]
-    _edit_manifest(home, "t", lambda m: m.update(tombstones=[6]))
-    with pytest.raises(CorruptIndexError, match="manifest.json.*tombstones are not distinct row ids"):
-        Store.open(home / "t")
+    for bad in ([6], [2, 2]):  # past the last row; a row twice
+        _edit_manifest(home, "t", lambda m: m.update(tombstones=bad))
+        with pytest.raises(CorruptIndexError, match="manifest.json.*tombstones are not distinct row ids"):
+            Store.open(home / "t")
 
 
 @pytest.mark.parametrize("crc", [-1, 2**32])
@@ -234,3 +235,12 @@ def test_default_home_is_a_checkouts_indexes_folder_only_with_its_readme(tmp_pat
     (checkout / "indexes").mkdir()
     (checkout / "indexes" / "README.md").write_text("indexes\n")
     assert default_home() == (checkout / "indexes").resolve()
+
+
+def test_an_append_of_no_rows_adds_no_shard(home):
+    """Pins the writer's pending-row count starting at zero: committing a new version with no new rows keeps
+    the shard list as it was (no empty shard)."""
+    _write(home, "t", np.ones((5, 2), np.float32), shard_rows=4)
+    _write(home, "t", np.ones((0, 2), np.float32), shard_rows=4, base=open_index(home, "t"))
+    store = open_index(home, "t")
+    assert [s["rows"] for s in store.manifest["shards"]] == [4, 1] and store.count == 5
