@@ -4,6 +4,7 @@
 import json
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -283,3 +284,71 @@ def test_random_set_rows_are_end_minus_start():
     assert t.column("offset").to_pylist() == [[2, 3], [5, -1], [-4, -1]]
     assert t.column("relation").to_pylist() == ["r", "r", "q"] and t.column("end").to_pylist() == ["c", "d", "a"]
     assert set(t.column("replicate").to_pylist()) == {2} and set(t.column("seed").to_pylist()) == {7}
+
+
+# --- the permuted set's PCS against its relation's stored shuffles, by hand (issue 29, item 5) ---
+
+# Two relations of three pairs in 2-D: starts (0, y_i), ends (L_i, y_i), so the true offsets (L_i, 0) are all
+# parallel. Three pairs have exactly two shuffles with no true pair: D1 gives start i the end of pair i+1, D2 that
+# of pair i-1 (mod 3). The sims (pairwise cosines of the unit offsets, pairs (0,1), (0,2), (1,2)):
+#   "I01 [a]": y = 0, 1, 3; L = 1, 1, 2. D1: (1,1), (2,2), (1,-3) -> 1, -2/sqrt20 = -.447, -.447;
+#              D2: (2,3), (1,-1), (1,-2) -> -1/sqrt26 = -.196, -4/sqrt65 = -.496, 3/sqrt10 = .949.
+#     AUC(D1 against D2): 1 beats all three, each -.447 beats -.496: 5/9. AUC(D2 against D1): -.196 and .949
+#     beat both -.447: 4/9.
+#   "I02 [b]": y = 0, 2, 3; L = 1, 2, 4. D1: (2,2), (4,1), (1,-3) -> 10/sqrt136 = .857, -4/sqrt80 = -.447,
+#              1/sqrt170 = .077; D2: (4,3), (1,-2), (2,-1) -> -2/sqrt125 = -.179, 5/sqrt125 = .447, 4/5 = .8.
+#     AUC(D1 against D2): .857 beats all three, .077 beats -.179: 4/9. AUC(D2 against D1): -.179 beats -.447,
+#     .447 and .8 beat -.447 and .077: 5/9. (Against the other relation's shuffles the numbers differ: 3/9 for
+#     "I01 [a]"'s D1 against "I02 [b]"'s D2, 6/9 for "I02 [b]"'s D2 against "I01 [a]"'s D2.)
+PCS_WORDS = {"I01 [a]": (["sa", "sb", "sc"], ["ea", "eb", "ec"], (0, 1, 3), (1, 1, 2)),
+             "I02 [b]": (["ta", "tb", "tc"], ["fa", "fb", "fc"], (0, 2, 3), (1, 2, 4))}
+PCS_BY_HAND = {"I01 [a]": {"D1": 5 / 9, "D2": 4 / 9}, "I02 [b]": {"D1": 4 / 9, "D2": 5 / 9}}
+
+
+def test_permuted_set_pcs_is_scored_against_its_relations_stored_shuffles_by_hand(home, tmp_path):
+    """The permuted set of each relation (one of D1, D2, drawn by its seed) against the shuffles its relation's
+    rows in the offsets index hold, written here by hand: four copies of the other derangement. Its PCS is then
+    exactly the AUC above (5/9 or 4/9). Scoring it against its own shuffles (the .4953 bias: they re-create the
+    true, parallel pairs, AUC 0), against fresh shuffles of the relation (half of them itself) or against the
+    other relation's shuffles gives another number (seed 3 draws D1 for "I01 [a]" and D2 for "I02 [b]")."""
+    from lexprobe.analogies.offset_baselines import baseline_sets, scored_relations, table1
+    from lexprobe.analogies.offset_consistency import SHUFFLED
+    from lexprobe.kinds.offsets import OffsetIndex, append_offsets, build_offset_index, offset_table
+    from lexprobe.kinds.words import WordIndex, build_word_index
+
+    vectors, folder = {}, tmp_path / "bats" / "1_Inflectional_morphology"
+    folder.mkdir(parents=True)
+    for name, (starts, ends, y, L) in PCS_WORDS.items():
+        for s, e, yy, ll in zip(starts, ends, y, L):
+            vectors[s], vectors[e] = (0, yy), (ll, yy)
+        (folder / f"{name}.txt").write_text("".join(f"{s}\t{e}\n" for s, e in zip(starts, ends)))
+    for i, w in enumerate(("pool", "word", "fill", "some", "more", "extra")):  # the random sets' pool
+        vectors[w] = (5 + i, 7 - 2 * i)
+    (tmp_path / "v.txt").write_text("".join(f"{w} {x} {y}\n" for w, (x, y) in vectors.items()))
+    build_word_index("pcs", str(tmp_path / "v.txt"), home=home)
+    dataset = f"bats:{tmp_path / 'bats'}"
+    build_offset_index(home, "pcs-offsets", "pcs", dataset)
+    words = WordIndex.open("pcs", home=home)
+    relations, _ = scored_relations(OffsetIndex.open("pcs-offsets", home=home).select(kind="true"))
+    assert len(relations) == 2 and all(len(r) == 3 for r in relations)
+    seed, n_shuffles = 3, 4
+    pool = np.asarray([words.ids([w])[0] for w in ("pool", "word", "fill", "some", "more", "extra")])
+    shift = lambda perm: "D1" if perm.tolist() == [1, 2, 0] else "D2" if perm.tolist() == [2, 0, 1] else None
+    drawn, rows = {}, []
+    for rel, ps in zip(relations, baseline_sets("permuted", relations, pool, seed=seed, replicate=0)):
+        perm = np.array([rel.end_ids.tolist().index(e) for e in ps.end_ids])
+        drawn[rel.relation] = shift(perm)
+        other = np.array([2, 0, 1] if drawn[rel.relation] == "D1" else [1, 2, 0])
+        starts, ends = np.tile(rel.start_ids, n_shuffles), np.tile(rel.end_ids[other], n_shuffles)
+        rows.append(offset_table(relation=[rel.relation] * len(starts), category=[rel.category] * len(starts),
+                                 start=[words.words[i] for i in starts], end=[words.words[i] for i in ends],
+                                 start_id=starts, end_id=ends, offset=words.raw[ends] - words.raw[starts],
+                                 kind=SHUFFLED, replicate=np.repeat(np.arange(n_shuffles), 3), seed=seed))
+    assert drawn == {"I01 [a]": "D1", "I02 [b]": "D2"}  # seed 3's draw (the cases the numbers above cover)
+    append_offsets(home, "pcs-offsets", pa.concat_tables(rows))
+    index = OffsetIndex.open("pcs-offsets", home=home)
+    t1 = table1(words, index, relations, pool, n_shuffles=n_shuffles, replicates=1, seed=seed)
+    permuted = {r["relation"]: r for r in t1.results if r["set"] == "permuted"}
+    assert set(permuted) == set(PCS_BY_HAND)
+    for name, row in permuted.items():
+        assert row["pcs"] == pytest.approx(PCS_BY_HAND[name][drawn[name]], abs=1e-12), (name, drawn[name])
