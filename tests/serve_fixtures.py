@@ -54,11 +54,14 @@ SMALL_GLOVE = 20_000  # words of the packaged GloVe in the small home
 
 def small_home(base: Path) -> Path:
     """``base/indexes`` with ``glove`` (the packaged GloVe's first :data:`SMALL_GLOVE` words, plus
-    :data:`INSERTED_WORDS`) and ``bank``; built on each call (a module fixture calls it once)."""
+    :data:`INSERTED_WORDS`) and ``bank``; built on the first call of the session, the same folder afterwards (the
+    tests only read it)."""
     import numpy as np
 
     from lexprobe.kinds.words import WordIndex, build_word_index, insert_words
 
+    if "small" in _built:
+        return _built["small"]
     home = base / "indexes"
     build_word_index("glove", "glove-6b-50d", home=home, limit=SMALL_GLOVE)
     glove = WordIndex.open("glove", home=home)
@@ -68,4 +71,5 @@ def small_home(base: Path) -> Path:
                             (INSERTED_WORDS[w] for w in words)])
         insert_words(home, "glove", words, vectors, origin=origin, settings={"test": "serve_fixtures"})
     bank_index(home, base)
+    _built["small"] = home
     return home

@@ -42,7 +42,7 @@ from .opened import Models, NotFound, OpenIndexes
 MAX_K = 1000          # the most results one request may ask for
 MAX_TEXT = 2000       # the longest sentence or probe text, in characters
 MAX_SHUFFLES = 500
-MAX_LIST = 50_000     # the longest word or pair list, in characters
+MAX_LIST = 20_000     # the longest word or pair list, in characters (1000 words of 20)
 VIEWS = ("words", "neighbors", "relation", "senses", "inserted")
 INSERTED = ("ota", "am")  # the origins of words inserted into a words index (lexprobe ota/am --into)
 # frequency buckets of a words index's row order (its rank column: frequency rank in GloVe, word2vec and fastText
@@ -689,7 +689,10 @@ def _param_schema(p: Param) -> dict:
         schema["minLength"] = 1 if p.required else 0
         if p.max_length is not None:
             schema["maxLength"] = p.max_length
-    return {"name": p.name, "in": "query", "required": p.required, "description": p.about, "schema": schema}
+    out = {"name": p.name, "in": "query", "required": p.required, "description": p.about, "schema": schema}
+    if not p.required:
+        out["allowEmptyValue"] = True  # an empty value is the parameter left out: its default
+    return out
 
 
 def openapi(version: str) -> dict:

@@ -29,12 +29,13 @@ from werkzeug.exceptions import HTTPException
 from ..core.errors import CorruptIndexError, LexprobeError
 from . import IDLE_TIMEOUT
 from ..core.version import __version__
-from .api import ENDPOINT, Endpoint, Service, choice, openapi, table_rows
+from .api import ENDPOINT, BadRequest, Endpoint, Service, choice, openapi, table_rows
 from .opened import NotFound
 
 STATIC = Path(__file__).parent / "static"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_PORT = 8765
+MAX_REQUEST_LINE = 1 << 20  # bytes of request line and headers: a 1000-word list, percent-encoded, fits
 
 log = logging.getLogger("lexprobe.serve")
 
@@ -98,6 +99,9 @@ def create_app(home, *, data_places=None, models=None, hosts: set[str] | None = 
         if found is None:
             raise NotFound(f"no endpoint /api/{endpoint} (endpoints: {', '.join('/api/' + e for e in ENDPOINT)}, "
                            f"/api/openapi.json)")
+        repeated = [name for name in request.args if len(request.args.getlist(name)) > 1]
+        if repeated:
+            raise BadRequest(f"parameter {repeated[0][:80]!r} is given more than once")
         as_csv = choice(request.args, "format", ("json", "csv"), "json") == "csv"
         answer = getattr(service, found.method)(request.args)
         return csv_response(found, answer) if as_csv else jsonify(answer)
@@ -166,6 +170,7 @@ def make_server(home, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, thre
     app = create_app(home, data_places=data_places, models=models)
     try:
         server = create_server(app, host=host, port=port, threads=threads, ident="lexprobe",
+                               max_request_header_size=MAX_REQUEST_LINE,
                                clear_untrusted_proxy_headers=True, channel_timeout=idle_timeout,
                                cleanup_interval=max(1, min(idle_timeout, 30) // 2))
     except ValueError:  # waitress: the host does not resolve
