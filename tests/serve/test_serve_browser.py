@@ -362,8 +362,8 @@ def test_colouring_offsets_uploads_and_every_view(served, browser, shots, tmp_pa
         assert sorted(legend) == sorted(set(values))
         return painted
 
-    by_side = coloured_by("group")
     by_bucket = coloured_by("frequency_bucket")
+    by_side = coloured_by("group")
     assert len(set(by_side)) >= 2 and by_side != by_bucket
     screenshot(browser, shots, "relation")
 
@@ -389,6 +389,9 @@ def test_colouring_offsets_uploads_and_every_view(served, browser, shots, tmp_pa
                                       "word": "frog", "k": 12})
     assert labels(browser) == [p["label"] for p in near["points"]] and "frog" in labels(browser)
     assert f"t-SNE computed by {near['library']}, seed 7" in browser.find_element("id", "projection-info").text
+    choose(browser, "pcolour", "group")
+    painted = dict(zip([p["label"] for p in near["points"]], fills(browser)))
+    assert painted["frog"] not in [painted[p["label"]] for p in near["points"] if p["label"] != "frog"]
     screenshot(browser, shots, "neighbors")
 
     # a lemma's tokens by sense: the legend gives each sense key its WordNet gloss
