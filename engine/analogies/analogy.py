@@ -1,4 +1,5 @@
-"""The analogy test a:a*::b:? as index queries: 3CosAdd, 3CosMul and PairDirection over a words index.
+"""The analogy test a:a*::b:? as index queries: 3CosAdd, 3CosMul and PairDirection over a words index (vecto's
+3CosAvg, LRCos and SimilarToAny: :mod:`lexprobe.analogies.set_solvers`, with the same question rows).
 
 Every method scores a vocabulary word x from three cosines on unit vectors, ``cb = cos(x, b)``,
 ``cas = cos(x, a*)``, ``ca = cos(x, a)``:
@@ -42,6 +43,7 @@ from ..kinds.analogy_queries import (DEFAULT_EPS, check_method, combine_score, p
                                      topk_rows)
 from ..kinds.words import WordIndex
 
+KERNEL_METHODS = ("add", "mul", "pairdir")
 _CANDIDATES = 2048
 _BLOCK = 8192  # words per block when counting over the whole vocabulary (a block of P's rows fits in cache)
 
@@ -186,15 +188,16 @@ class RelationRun:
 def run_relations(words: WordIndex, relations: list[Relation], *, method: str = "add", k: int = 1,
                   honest: bool = False, restrict_vocab: int | None = None, eps: float = DEFAULT_EPS,
                   prune: bool = True, ranks: bool = True) -> RelationRun:
-    """Answer every question a:a*::b:b* of every relation (pairs already filtered to the vocabulary): every
-    ordered pair of its pairs, or the questions it lists (:meth:`Relation.question_index`).
+    """Answer every question a:a*::b:b* of every relation (pairs already filtered to the vocabulary) with the
+    kernel's methods (add, mul, pairdir): every ordered pair of its pairs, or the questions it lists
+    (:meth:`Relation.question_index`).
 
     One row per question: relation, category, a, a_star, b, gold (b*'s first answer), answers (all accepted),
     prediction, score, rank (of the best accepted answer among the candidates; -1 when none can be returned:
     excluded or outside ``restrict_vocab``), correct, and whether the prediction is a, a* or b; ``top_k`` when k > 1.
     A relation with fewer than two pairs, or no question left, is skipped and reported. ``ranks=False`` skips the gold ranks (-1).
     """
-    check_method(method)
+    check_method(method, KERNEL_METHODS)
     if k < 1:
         raise LexprobeError(f"-k must be at least 1, not {k}")
     V = len(words.raw) if restrict_vocab is None else min(int(restrict_vocab), len(words.raw))
@@ -212,24 +215,27 @@ def run_relations(words: WordIndex, relations: list[Relation], *, method: str = 
         ii, jj, ans = solve_relation(W @ vocab.T, n, gold=gold, word_ids=word_ids, method=method, k=k,
                                      honest=honest, eps=eps, gram=gram, prune=prune, ranks=ranks,
                                      questions=rel.question_index())
-        return _question_rows(words, rel, word_ids, gold, ii, jj, ans, k)
+        return question_rows(words, rel, word_ids, gold, ii, jj, ans, k)
 
+    return solve_all(solve, relations, desc=f"analogy {method}")
+
+
+def solve_all(solve, relations: list[Relation], *, desc: str, pairs_only: bool = False) -> RelationRun:
+    """``solve`` (a relation -> its question rows) over every relation that can be asked, one per core (numpy
+    releases the GIL in the products and element-wise work); the others skipped with why. ``pairs_only``: the
+    questions are the relation's pairs (whatever questions it lists)."""
+    answerable = lambda r: len(r.pairs) >= 2 and (pairs_only or r.questions is None or len(r.questions) > 0)
     skipped = [{"relation": r.name, "pairs": len(r.pairs), "reason": "fewer than two usable pairs" if len(r.pairs) < 2
-                else "no question with all its words kept"} for r in relations if not _answerable(r)]
-    usable = [r for r in relations if _answerable(r)]
-    # relations are independent: one per core (numpy releases the GIL in the products and element-wise work)
+                else "no question with all its words kept"} for r in relations if not answerable(r)]
+    usable = [r for r in relations if answerable(r)]
     with ThreadPoolExecutor(max(1, min(len(usable), usable_cores()))) as pool:
-        parts = list(bar(pool.map(solve, usable), total=len(usable), desc=f"analogy {method}", unit="relation"))
+        parts = list(bar(pool.map(solve, usable), total=len(usable), desc=desc, unit="relation"))
     if not parts:
         raise LexprobeError("no relation has two usable word pairs: nothing to answer")
     return RelationRun(pa.concat_tables(parts), skipped)
 
 
-def _answerable(rel: Relation) -> bool:
-    return len(rel.pairs) >= 2 and (rel.questions is None or len(rel.questions) > 0)
-
-
-def _question_rows(words: WordIndex, rel: Relation, word_ids, gold, ii, jj, ans: Answers, k: int) -> pa.Table:
+def question_rows(words: WordIndex, rel: Relation, word_ids, gold, ii, jj, ans: Answers, k: int) -> pa.Table:
     n = len(rel.pairs)
     vocab = np.asarray(words.words, dtype=object)
     a, a_star, b = word_ids[ii], word_ids[n + ii], word_ids[jj]

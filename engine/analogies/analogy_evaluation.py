@@ -16,8 +16,9 @@ import pyarrow as pa
 from ..core.conventions import Result
 from ..kinds.analogy_queries import DEFAULT_EPS
 from ..sources.datasets.bats import Coverage, Relation
-from .analogy import accuracy_tables, honest_shares, run_relations
+from .analogy import accuracy_tables, honest_shares
 from .decomposition import decompose_relations, relation_means
+from .set_solvers import answer_relations
 
 
 @dataclass
@@ -46,10 +47,11 @@ class AnalogyTest(Result):
 
 def analogy_test(words, relations: Sequence[Relation], coverage: Sequence[Coverage] = (), *, method: str = "add",
                  restrict_vocab: int | None = None, eps: float = DEFAULT_EPS, honest: bool = True,
-                 normalize: bool = False) -> AnalogyTest:
+                 normalize: bool = False, seed: int = 0) -> AnalogyTest:
     """The analogy test over every tuple of every relation (all ordered pairs of its pairs, a != b) with
-    ``method`` (add, mul, pairdir), the honest test when ``honest``, and the score decomposition on the raw
-    vectors (``normalize``: on unit vectors). ``relations`` and ``coverage`` come from
+    ``method`` (add, mul, pairdir, simany; avg and lrcos ask one question per pair, learned from the other pairs:
+    :mod:`~lexprobe.analogies.set_solvers`, ``seed`` for LRCos's random negatives), the honest test when
+    ``honest``, and the 3CosAdd score decomposition on the raw vectors (``normalize``: on unit vectors). ``relations`` and ``coverage`` come from
     :func:`lexprobe.analogy_dataset` (the dataset with the out-of-vocabulary policy applied).
 
     >>> glove = lexprobe.open_index("glove")
@@ -61,13 +63,14 @@ def analogy_test(words, relations: Sequence[Relation], coverage: Sequence[Covera
     'b'
     """
     t0 = time.perf_counter()
-    usual = run_relations(words, list(relations), method=method, restrict_vocab=restrict_vocab, eps=eps)
+    usual = answer_relations(words, list(relations), method=method, restrict_vocab=restrict_vocab, eps=eps,
+                             seed=seed)
     seconds = time.perf_counter() - t0
     by_relation, by_category = accuracy_tables(usual.table)
     honest_table = shares = None
     if honest:
-        h = run_relations(words, list(relations), method=method, restrict_vocab=restrict_vocab, eps=eps,
-                          honest=True, ranks=False)
+        h = answer_relations(words, list(relations), method=method, restrict_vocab=restrict_vocab, eps=eps,
+                             honest=True, ranks=False, seed=seed)
         honest_table = h.table.drop_columns(["rank"])  # gold ranks are not counted in the honest run
         shares = honest_shares(h.table)
     decomposition = decompose_relations(words, list(relations), normalize=normalize)

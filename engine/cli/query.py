@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from ..kinds.analogy_queries import DEFAULT_EPS, METHODS
+from ..kinds.analogy_queries import ALL_METHODS, DEFAULT_EPS, METHODS_HELP, SET_METHODS
 from ..kinds.words import WordIndex
 from .root import Context, format_option, keep_known, model_hint, opened, query_group, skip_unknown_option
 from ..core.errors import LexprobeError
@@ -50,19 +50,21 @@ def query_neighbors(obj: Context, name, words, k, restrict_vocab, include_self, 
 @click.option("--case-insensitive", is_flag=True,
               help="Four-column files: match words and answers ignoring case (gensim's default).")
 @skip_unknown_option
-@click.option("--method", type=click.Choice(METHODS), default="add", show_default=True,
-              help="add: 3CosAdd; mul: 3CosMul (Levy & Goldberg 2014); pairdir: PairDirection.")
+@click.option("--method", type=click.Choice(ALL_METHODS), default="add", show_default=True,
+              help=METHODS_HELP + " avg and lrcos need a four-column --questions file (each section a relation: "
+                   "every pair's b:? learned from the section's other pairs).")
 @click.option("--honest", is_flag=True, help="Do not exclude a, a* and b from the answers.")
 @click.option("-k", "k", type=K, default=5, show_default=True, help="Answers per question.")
 @click.option("--restrict-vocab", type=click.IntRange(min=1), help="Answer only with the N most frequent words.")
 @click.option("--eps", type=POSITIVE_FLOAT, default=DEFAULT_EPS, show_default=True, help="3CosMul's epsilon.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="lrcos: seed of the random negative words.")
 @format_option
 @click.pass_obj
 def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_unknown, method, honest, k,
-                  restrict_vocab, eps, fmt) -> None:
+                  restrict_vocab, eps, seed, fmt) -> None:
     """Answer A:ASTAR::B:? (or every line of --questions). Rows: a, a_star, b, rank, word, score; for a
     four-column file: section, questions, oov, answered, correct, accuracy (questions with an unknown word
-    are counted as oov and skipped, as gensim does)."""
+    are counted as oov and skipped, as gensim does; with avg or lrcos the questions are the section's pairs)."""
     from ..kinds.analogy_queries import answer_questions
     from ..sources.datasets.word_lines import word_lines
     from ..core.errors import LexprobeError
@@ -70,6 +72,17 @@ def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_u
 
     if questions and words:
         raise LexprobeError("give either A ASTAR B or --questions FILE, not both")
+    if method in SET_METHODS:
+        if not (questions and _four_columns(questions)):
+            raise LexprobeError(f"--method {method} learns from a relation's other pairs: give a four-column "
+                                "--questions file (each section a relation), or use 'lexprobe run analogy --dataset'")
+        from ..analogies.set_solvers import pair_section_accuracy
+
+        rows = pair_section_accuracy(WordIndex.open(name, home=obj.home), questions, method=method,
+                                     restrict_vocab=restrict_vocab, case_insensitive=case_insensitive,
+                                     honest=honest, seed=seed)
+        click.echo(render(rows, fmt, ["section", "questions", "oov", "answered", "correct", "accuracy"]))
+        return
     if questions and _four_columns(questions):
         from ..analogies.analogy_sections import section_accuracy
         from ..sources.datasets.google import read_questions

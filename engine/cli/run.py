@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..kinds.analogy_queries import DEFAULT_EPS, METHODS
+from ..kinds.analogy_queries import ALL_METHODS, DEFAULT_EPS, METHODS_HELP
 from .root import Context, paper_command
 from ..sources.datasets.bats import ANSWER_POLICIES
 from ..sources.datasets.google import QUESTION_SOURCES
@@ -66,8 +66,7 @@ def run_all(obj: Context, out, data, seed, stages, quick, list_stages, device, d
 @paper_command("analogy")
 @click.option("--words", "words_index", required=True, help="A words index (e.g. the 400k GloVe).")
 @click.option("--dataset", required=True, help=DATASET_HELP)
-@click.option("--method", type=click.Choice(METHODS), default="add", show_default=True,
-              help="add: 3CosAdd; mul: 3CosMul; pairdir: PairDirection.")
+@click.option("--method", type=click.Choice(ALL_METHODS), default="add", show_default=True, help=METHODS_HELP)
 @click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
               help="first: only each pair's first answer is correct (the paper); any: any listed answer (vecto).")
 @click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words (e.g. Google's names for GloVe).")
@@ -125,6 +124,55 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
                                   analysis_seconds=run.test.seconds if method == "add" else None)
         click.echo(f"speed (--compare gensim): {bench['speedup']:.1f}x gensim's one-question loop, identical "
                    f"answers {bench['agree']:.2%}; recorded in {record}")
+
+
+@paper_command("compare")
+@click.option("--vectors", "vectors", required=True, multiple=True,
+              help="An embedding: a words index of the home, else a vector file or packaged alias (as 'index words' "
+                   "reads them); repeat it for each embedding.")
+@click.option("--limit", type=POSITIVE, help="Vector files: keep the first N words (the most frequent first).")
+@click.option("--vocab", type=click.Path(dir_okay=False), help="Vector files: vocabulary of .npy vectors.")
+@click.option("--dataset", default="bats", show_default=True, help=DATASET_HELP + " Default: BATS from the data home.")
+@click.option("--method", "methods", type=click.Choice(ALL_METHODS), multiple=True, default=("add",),
+              show_default=True, help="Analogy method(s), repeat for several. " + METHODS_HELP)
+@click.option("--similarity", "similarity", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="Word-similarity set(s) in their released formats (default: WordSim-353 and SimLex-999 from "
+                   "gensim's test data, where installed).")
+@click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
+              help="first: only each pair's first answer is correct (the paper); any: any listed answer (vecto).")
+@click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words.")
+@click.option("--restrict-vocab", type=click.IntRange(min=1), help="Answer analogies only with the N most frequent words.")
+@click.option("--shuffles", type=click.IntRange(1), default=50, show_default=True,
+              help="Shuffled offset sets each relation's PCS averages its AUC over.")
+@click.option("--seed", type=SEED, default=0, show_default=True,
+              help="Seed of the PCS shuffles, the bootstrap intervals and LRCos's random words.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/compare", show_default=True,
+              help="Run folder for compare.parquet, compare.md and compare.png.")
+@click.pass_obj
+def run_compare(obj: Context, vectors, limit, vocab, dataset, methods, similarity, answers, lowercase, restrict_vocab,
+                shuffles, seed, out_dir) -> None:
+    """Several embeddings in one table and one figure, as vecto's benchmark runner gives them: analogy
+    accuracy per --method (with Wilson 95% intervals), mean OCS and PCS over the dataset's relations, and
+    word similarity (Spearman and Pearson, 95% bootstrap intervals) per set. Each value is the one 'run
+    analogy', 'query offsets' and 'query similarity' give for that embedding alone."""
+    from ..analogies.run_compare import run_compare as compare
+    from ..core.store import MANIFEST
+    from ..kinds.words import WordIndex, load_vectors
+    from ..sources.datasets.word_pairs import GENSIM_COPIES, gensim_copy
+
+    def opener(spec):
+        if (obj.home / spec / MANIFEST).is_file():
+            return lambda: WordIndex.open(spec, home=obj.home)
+        return lambda: load_vectors(spec, limit=limit, vocab=vocab)
+
+    if not similarity:
+        similarity = [found[0] for found in map(gensim_copy, GENSIM_COPIES) if found is not None]
+    result = compare([(spec, opener(spec)) for spec in vectors], out_dir, dataset=dataset, methods=methods,
+                     similarity=similarity, answers=answers, lowercase=lowercase, restrict_vocab=restrict_vocab,
+                     n_shuffles=shuffles, seed=seed)
+    click.echo(render(result.table.to_pylist(), "table", ["embedding", "measure", "dataset", "value", "low", "high",
+                                                           "n"]))
+    click.echo(f"wrote {out_dir}")
 
 
 @paper_command("offsets")

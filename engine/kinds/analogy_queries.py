@@ -1,7 +1,8 @@
-"""Analogy questions a:a*::b:? as queries of a words index: the three scores (3CosAdd, 3CosMul, PairDirection)
-from cosines on unit vectors, top-k with the inputs excluded (or not: the honest test), and
+"""Analogy questions a:a*::b:? as queries of a words index: the four scores (3CosAdd, 3CosMul, PairDirection,
+vecto's SimilarToAny) from cosines on unit vectors, top-k with the inputs excluded (or not: the honest test), and
 :func:`answer_questions` for arbitrary questions. Whole-relation runs (pruned, with gold ranks) build on these in
-:mod:`lexprobe.analogies.analogy`, whose docstring gives the formulas.
+:mod:`lexprobe.analogies.analogy`, whose docstring gives the formulas; the methods that learn from a relation's
+other pairs (:data:`SET_METHODS`) need a relation, not one question (:mod:`lexprobe.analogies.set_solvers`).
 """
 
 from __future__ import annotations
@@ -15,16 +16,22 @@ from ..core.errors import LexprobeError
 from ..core.progress import bar, enabled as progress_enabled
 from ..core.topk import topk_rows  # shared with the nearest-neighbour kernel: ties in column order, also across the cut
 
-METHODS = ("add", "mul", "pairdir")
+METHODS = ("add", "mul", "pairdir", "simany")  # answer one question a:a*::b:? alone
+SET_METHODS = ("avg", "lrcos")  # vecto's 3CosAvg and LRCos: b:? from the relation's other pairs
+ALL_METHODS = METHODS + SET_METHODS
+METHODS_HELP = ("add: 3CosAdd; mul: 3CosMul (Levy & Goldberg 2014); pairdir: PairDirection; simany: vecto's "
+                "SimilarToAny (the answer closest to any of a, a*, b); avg: 3CosAvg and lrcos: LRCos (Drozd et al. "
+                "2016), learned from the relation's other pairs.")
 DEFAULT_EPS = 1e-3
 _CHUNK = 64  # questions per block of the element-wise scans
 _SEARCH_BLOCK = 4096  # 3CosAdd questions per search (a step of the progress bar)
 _BAR_QUESTIONS = 1000  # fewer questions answer too fast for a bar (and a server asks one at a time)
 
 
-def check_method(method: str) -> str:
-    if method not in METHODS:
-        raise LexprobeError(f"unknown analogy method {method!r} (choose from {', '.join(METHODS)})")
+def check_method(method: str, allowed: tuple[str, ...] = METHODS) -> str:
+    if method not in allowed:
+        more = f"; {method} learns from a relation's pairs: give a dataset" if method in SET_METHODS else ""
+        raise LexprobeError(f"unknown analogy method {method!r} (choose from {', '.join(allowed)}){more}")
     return method
 
 
@@ -51,6 +58,11 @@ def pairdir_score(cas, ca, cb, beta, onorm):
     return np.where(dist > 1e-3, out, 0.0).astype(np.float32)
 
 
+def simany_score(ca, cas, cb):
+    """SimilarToAny (vecto): the best of a candidate's cosines to a, a* and b."""
+    return np.maximum(np.maximum(ca, cas), cb)
+
+
 def excluded_cells(V: int, excl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Index arrays of the excluded (question, word) cells of a (q, V) score matrix."""
     rows = np.repeat(np.arange(len(excl)), excl.shape[1])
@@ -67,8 +79,8 @@ def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *,
     :class:`~.words.WordIndex`; not imported here, so the words kind can use this module without a loop).
 
     ``add`` is a batched search of the queries ``b - a + a*`` (unit vectors, normalised) with a, a*, b
-    excluded per query (unless ``exclude_inputs=False``: the honest test); ``mul`` and ``pairdir`` are blocked
-    scans: per block of questions one matrix product with the block's words, then element-wise scores, masking
+    excluded per query (unless ``exclude_inputs=False``: the honest test); ``mul``, ``pairdir`` and ``simany``
+    are blocked scans: per block of questions one matrix product with the block's words, then element-wise scores, masking
     and top-k. Many questions show a progress bar.
     """
     check_method(method)
@@ -95,6 +107,8 @@ def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *,
         ca, cas, cb = (unit[x[sl]] @ unit[:V].T for x in (a, a_star, b))
         if method == "mul":
             R = combine_score("mul", partial_score("mul", cas, ca, eps), cb)
+        elif method == "simany":
+            R = simany_score(ca, cas, cb)
         else:
             o = unit[a_star[sl]] - unit[a[sl]]
             beta = np.einsum("ij,ij->i", unit[b[sl]], o)[:, None]
