@@ -262,6 +262,22 @@ def test_selectors_and_results_say_loading_until_their_data_lands(served, browse
     assert not loading.is_displayed()
 
 
+def test_a_home_without_indexes_says_so_in_its_selectors(browser, tmp_path, shared_data):
+    home = tmp_path / "indexes"
+    home.mkdir()
+    with Running(home, data_places=[shared_data]) as url:
+        browser.get(url + "/")
+        ready(browser)
+        assert browser.find_element("id", "index").text == "(no words index)"
+        assert browser.find_element("id", "tokens").text == "(no tokens index)"
+        assert browser.find_element("id", "prelation").get_attribute("textContent") == "(no words index)"
+        choose(browser, "pview", "words")
+        submit(browser, "projection", pwords="king queen")
+        error = api_error(url, "projection", {"index": "", "view": "words", "method": "pca", "seed": 0,
+                                              "words": "king queen"})
+        wait_for(browser, lambda d: d.find_element("id", "projection-error").text == error, "the inline error")
+
+
 def test_a_typed_word_list_gives_a_labelled_projection_and_its_exports(served, browser, shots):
     browser.get(served + "/")
     ready(browser)

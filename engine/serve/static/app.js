@@ -147,7 +147,7 @@ const views = {
 
 async function fillRelations(view, dataset, select, lowercase) {
   // a dataset's relations into a select: "loading…" while they come, the error inline if they do not
-  const keep = select.value || select.dataset.wanted || "";
+  const keep = select.value;  // the URL's choice (readUrl added it) or the user's
   select.replaceChildren(el("option", { value: "", text: "loading…" }));
   try {
     const body = await api("offsets", { index: $("index").value, dataset: dataset.value, lowercase: lowercase ? 1 : 0 });
@@ -469,11 +469,10 @@ async function start() {
   let indexes = [];
   try {
     indexes = (await api("indexes", {})).indexes;
-    $("status").textContent = "";
   } catch (e) {
-    $("status").textContent = "";
     $("indexes-error").textContent = `the indexes: ${e.message}`;
   }
+  $("status").textContent = "";
   const fill = (select, kind) => {
     const mine = indexes.filter((i) => i.kind === kind);
     select.replaceChildren(...(mine.length ? mine.map((i) => el("option", { value: i.name, text: `${i.name} (${i.count} x ${i.dim})` }))
