@@ -25,19 +25,27 @@ from .root import Context, cli
                    "0.0.0.0); by default only 127.0.0.1, localhost, [::1] and --host, with the port.")
 @click.option("--idle-timeout", type=click.IntRange(1, 3600), default=IDLE_TIMEOUT, show_default=True,
               help="Seconds after which an idle connection is closed.")
+@click.option("--warm/--no-warm", default=True, show_default=True,
+              help="Compile (or load from the compiled-code folder) the search kernels and open the words indexes "
+                   "before answering, so that no request waits for them.")
 @click.pass_obj
 def serve(obj: Context, host: str, port: int, threads: int, models: tuple[str, ...], allow_hosts: tuple[str, ...],
-          idle_timeout: int) -> None:
+          idle_timeout: int, warm: bool) -> None:
     """A web page to explore the indexes of the home: neighbours, analogies, relation offsets (OCS, PCS and a
-    scatter), sense rankings and masked-LM probes, with a JSON API under /api/. Read-only: it writes nothing, and
-    answers only requests addressed to it (its Host); the --model list is loaded at start; an index is reopened
-    when a writer (e.g. 'lexprobe ota --into') commits a new version."""
+    scatter), sense rankings, projections (PCA, t-SNE, UMAP) and masked-LM probes, with a JSON API under /api/
+    (described by /api/openapi.json; format=csv for any table). Read-only: it writes nothing, and answers only
+    requests addressed to it (its Host); the --model list and the search kernels are loaded at start; an index is
+    reopened when a writer (e.g. 'lexprobe ota --into') commits a new version."""
     from ..serve.app import LOOPBACK, make_server
 
     if host not in LOOPBACK:
         click.echo(f"note: listening on {host}: anyone who can reach it can read every index of {obj.home}", err=True)
     server = make_server(obj.home, host, port, threads=threads, models=models, allow_hosts=allow_hosts,
-                         idle_timeout=idle_timeout, preload=True)
+                         idle_timeout=idle_timeout, preload=True, warm=warm)
+    warmed = server.app.config["lexprobe.warm"]
+    if warmed:
+        click.echo(f"warmed in {warmed['seconds']:.1f} s: search kernels ({', '.join(warmed['kernels'])}), words "
+                   f"indexes ({', '.join(warmed['indexes']) or 'none'})", err=True)
     try:
         click.echo(f"serving the indexes of {obj.home} at http://{host}:{server.effective_port}/ (Ctrl-C stops)")
         server.run()  # until Ctrl-C, which waitress catches: it finishes the requests being answered

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -37,7 +38,7 @@ from ..sources.datasets.analogy_sets import DATASET_KINDS, read_dataset
 from ..sources.datasets.bats import apply_vocab
 from ..sources.models import DEFAULT_CAUSAL, DEFAULT_MLM
 from . import projection
-from .opened import Models, NotFound, OpenIndexes
+from .opened import Models, NotFound, OpenIndexes, warm_kernels
 
 MAX_K = 1000          # the most results one request may ask for
 MAX_TEXT = 2000       # the longest sentence or probe text, in characters
@@ -211,6 +212,25 @@ class Service:
         stops the start with one line, and the first probe is as fast as the others."""
         for name in self.served:
             self._masked_lm(name)
+
+    def warm(self) -> dict:
+        """Before the first request: the search kernels compiled or loaded (:func:`~.opened.warm_kernels`), then
+        every words index of the home opened and searched once, so that its exact searcher (the int8 copy of its
+        vectors) is built too. An index that cannot be opened is left for its requests to report. Returns the
+        seconds, the kernels and the indexes warmed."""
+        t0 = time.perf_counter()
+        done = warm_kernels()
+        opened = []
+        for name in self.indexes.names():
+            try:
+                if Store.open(self.indexes.home / name, verify=False).manifest["kind"] != WordIndex.kind:
+                    continue
+                index = self.indexes.get(name, WordIndex)
+                index.vectors.search(np.full((1, index.dim), index.dim ** -0.5, np.float32), 1)
+                opened.append(name)
+            except (LexprobeError, OSError, KeyError, TypeError, ValueError):
+                continue
+        return {**done, "indexes": opened, "seconds": time.perf_counter() - t0}
 
     def _masked_lm(self, name: str):
         return self.models.get(("mlm", name), lambda: MaskedLM.load(name))

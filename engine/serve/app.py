@@ -160,11 +160,12 @@ def _one_line(message: str) -> str:
 
 def make_server(home, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, threads: int = 8, data_places=None,
                 models=None, allow_hosts: tuple[str, ...] = (), idle_timeout: int = IDLE_TIMEOUT,
-                preload: bool = False):
+                preload: bool = False, warm: bool = True):
     """A waitress server (not yet running) over ``home``; port 0 picks a free one (``server.effective_port``).
     It answers requests whose ``Host`` names it (:func:`host_names`, ``allow_hosts`` added) with its port, and
     closes connections idle for ``idle_timeout`` seconds; ``preload`` loads the served models first
-    (:meth:`~.api.Service.preload`)."""
+    (:meth:`~.api.Service.preload`); ``warm`` compiles or loads the search kernels and opens the words indexes
+    first (:meth:`~.api.Service.warm`; what it did is ``server.app.config["lexprobe.warm"]``)."""
     from waitress.server import create_server
 
     app = create_app(home, data_places=data_places, models=models)
@@ -178,12 +179,14 @@ def make_server(home, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, thre
     except OSError as exc:
         raise LexprobeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     app.config["lexprobe.hosts"] = (host_names(host, tuple(allow_hosts)), server.effective_port)
-    if preload:
-        try:
+    server.app = app  # waitress wraps the application it serves; this is the Flask one
+    try:
+        if preload:
             app.config["lexprobe.service"].preload()
-        except BaseException:
-            server.close()
-            raise
+        app.config["lexprobe.warm"] = app.config["lexprobe.service"].warm() if warm else None
+    except BaseException:
+        server.close()
+        raise
     return server
 
 

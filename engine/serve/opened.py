@@ -10,15 +10,21 @@ next command that writes or opens it outside the server does it.
 Models are loaded once per process and name, and each is used by one request at a time (a lock per model): a
 tokenizer is not safe to share between threads, and on a CPU two forward passes at once are no faster than two
 in turn.
+
+The compiled search kernels are process-wide too: :func:`warm_kernels` compiles them (or loads them from the
+compiled-code folder) before the server answers, so that no request waits for them.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+import numpy as np
 
 from ..core.errors import LexprobeError
 from ..core.store import MANIFEST, SHARD_DIR, Store, check_name
@@ -109,3 +115,31 @@ class Models:
                 model = load()
                 self._models[key] = (model, lock)
         return model, lock
+
+
+WARM_ROWS = 33_000  # more rows than the exact top-k scans in full (32768), so its pruned path runs too
+
+
+def warm_kernels() -> dict:
+    """Run the searches a neighbours or analogy request runs (:mod:`lexprobe.core.topk`) on a small random flat
+    index: its numba kernels (sample threshold, narrowing, ranking, single-query scores) and the int8 scan are
+    compiled, or loaded from the compiled-code folder (:mod:`lexprobe.core.compile_cache`), now rather than in a
+    request. Without it a new process answers its first single queries by a full scan in numpy and loads the
+    kernels in whichever request comes after (seconds, tens of seconds on a busy machine with an empty folder).
+    Returns the seconds it took and the kernels now compiled in this process."""
+    from ..core import int8_scan, topk, topk_kernels
+    from ..core import vector_index as vindex
+
+    t0 = time.perf_counter()
+    unit = vindex.unit_rows(np.random.default_rng(0).standard_normal((WARM_ROWS, 8)).astype(np.float32))[0]
+    ids = np.arange(WARM_ROWS, dtype=np.int64)
+    params = vindex.IndexParams()
+    vectors = vindex.VectorIndex(vindex.build(unit, ids, params), params)
+    batch = topk._SERIAL_MAX + 1  # a batch loads the compiled kernels; later single queries use them
+    vectors.search(unit[:batch], 10, exclude=ids[:batch, None])  # pruned: BLAS sample scores, int8 scan, ranking
+    vectors.search(unit[:1], 10, exclude=ids[:1, None])          # one query: the kernel's own sample scores
+    vectors.search(unit[:1], 5, restrict=1000)                    # a few rows: the full scan, compiled
+    kernels = [name for name in ("rank", "narrow", "kth_best", "dots") if getattr(topk_kernels, name).signatures]
+    if int8_scan._kernel.cache_info().currsize:
+        kernels.append("int8_scan")
+    return {"seconds": time.perf_counter() - t0, "kernels": kernels}

@@ -178,3 +178,44 @@ def test_every_error_is_json(small_home):
                              (client.get("/static/../../etc/passwd"), 404), (client.get("/api/nope"), 404),
                              (client.get("/api/neighbors", query_string={"index": "w", "word": "word0", "k": "1e3"}), 400)):
         assert response.status_code == status and list(response.get_json()) == ["error"], response.data
+
+
+# ------------------------------------------------------------------------------------------------ warm-up
+
+
+def test_the_server_compiles_its_kernels_and_opens_its_words_indexes_before_answering(small_home):
+    """In a fresh process (nothing compiled yet), ``make_server`` leaves the search kernels compiled or loaded
+    and the words index opened and searched once, so the first request waits for neither; ``warm=False`` does
+    neither (the benchmark's baseline, benchmarks/serve.md)."""
+    import subprocess
+    import sys
+
+    script = """if True:
+        import json, sys
+        from lexprobe.core import int8_scan, topk, topk_kernels
+        from lexprobe.serve.app import make_server
+        names = ("rank", "narrow", "kth_best", "dots")
+        compiled = lambda: {n: len(getattr(topk_kernels, n).signatures) for n in names}
+        before = compiled()
+        server = make_server(sys.argv[1], port=0, models=())
+        service = server.app.config["lexprobe.service"]
+        print(json.dumps({"before": before, "after": compiled(), "int8": int8_scan._kernel.cache_info().currsize,
+                          "warm": server.app.config["lexprobe.warm"], "opens": service.indexes.opens}))
+        server.close()
+    """
+    run = subprocess.run([sys.executable, "-c", script, str(small_home)], capture_output=True, text=True,
+                         env=ch.env(small_home), timeout=300)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert set(out["before"].values()) == {0}  # a fresh process: nothing compiled
+    assert min(out["after"].values()) >= 1 and out["int8"] == 1
+    assert out["warm"]["kernels"] == ["rank", "narrow", "kth_best", "dots", "int8_scan"]
+    assert out["warm"]["indexes"] == ["w"] and out["opens"] == 1 and out["warm"]["seconds"] > 0
+    from lexprobe.serve.app import make_server
+
+    cold = make_server(small_home, port=0, models=(), warm=False)
+    try:
+        assert cold.app.config["lexprobe.warm"] is None
+        assert cold.app.config["lexprobe.service"].indexes.opens == 0
+    finally:
+        cold.close()
