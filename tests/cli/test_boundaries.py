@@ -50,6 +50,7 @@ SENSES_RUN = {"--limit-queries": COUNT, "--database-sentences": COUNT, "--query-
               "--min-sense-count": COUNT, "--seed": SEED}
 WNLAMPRO_RUN = {"--am-max-contexts": COUNT, "--limit": COUNT, "--cutoff": COUNT, "--batch-size": COUNT,
                 "--ota-iterations": COUNT, "--seed": SEED, "--threads": THREADS}
+COMPARE_RUN = {"--limit": COUNT, "--restrict-vocab": OPEN_ABOVE_1, "--shuffles": OPEN_ABOVE_1, "--seed": SEED}
 OTA_RECOVERY_RUN = {"--words": COUNT, "--iterations": COUNT, "--every": COUNT, "--patience": NON_NEGATIVE,
                     "--tol": AT_LEAST_0, "--batch-size": COUNT, "--seed": SEED}
 
@@ -61,7 +62,7 @@ RANGES: dict[str, dict[str, Range]] = {
     "index tokens": {"--batch-tokens": COUNT, "--threads": THREADS, "--max-sentences": COUNT, "--shard-rows": COUNT,
                      "--seed": SEED},
     "query neighbors": {"-k": K, "--restrict-vocab": COUNT},
-    "query analogy": {"-k": K, "--restrict-vocab": OPEN_ABOVE_1, "--eps": ABOVE_0},
+    "query analogy": {"-k": K, "--restrict-vocab": OPEN_ABOVE_1, "--eps": ABOVE_0, "--seed": SEED},
     "query offsets": {"--shuffles": OPEN_ABOVE_1, "--seed": SEED},
     "query similarity": {"--restrict-vocab": COUNT, "--resamples": COUNT, "--seed": SEED},
     "query senses": {"--occurrence": COUNT, "-k": K},
@@ -71,6 +72,7 @@ RANGES: dict[str, dict[str, Range]] = {
     "run senses": SENSES_RUN,
     "run wnlampro": WNLAMPRO_RUN,
     "run ota-recovery": OTA_RECOVERY_RUN,
+    "run compare": COMPARE_RUN,
     "bench am": {"--batches": COUNT, "--min-count": COUNT, "--max-sentences": COUNT, "--seed": SEED},
     "bench neighbors": {"--queries": COUNT, "--small-batch": COUNT, "--small-queries": COUNT, "-k": K,
                         "--gensim-sample": COUNT, "--latency-sample": COUNT, "--seed": SEED},
@@ -87,6 +89,7 @@ RANGES: dict[str, dict[str, Range]] = {
     "bench senses": SENSES_RUN,
     "bench wnlampro": WNLAMPRO_RUN,
     "bench ota-recovery": OTA_RECOVERY_RUN,
+    "bench compare": COMPARE_RUN,
     "data build-wnlampro": {"--seed": SEED, "--corruptions": COUNT, "--min-depth": Range(0, None)},
     "am train": {"--epochs": COUNT, "--seed": SEED, "--min-count": COUNT, "--ota-min-contexts": COUNT,
                  "--ota-iterations": COUNT},
