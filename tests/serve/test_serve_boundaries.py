@@ -4,7 +4,7 @@ client on the serve tests' home (the 400k GloVe, the 6-instance token index ``ba
 ``INTEGERS`` lists each endpoint's integer parameters with their range, ``TEXTS`` each text parameter with its
 length limit, each with a request that reaches it; a test fails when an endpoint declares (``api.ENDPOINTS``, the
 OpenAPI document's table) or reads (its method's source) a parameter the tables do not list or bound it otherwise,
-so a new parameter needs one line here. ``/api/projection``'s parameters are tested with the projection.
+so a new parameter needs one line here. ``/api/projection`` is left to its own tests (``ELSEWHERE``).
 One past a limit is a 400 whose one message names the parameter; at a limit and one inside it the request is
 answered (integers: a 200 carrying the value; texts: no length error, the longest sentence and probe text a 200).
 """
@@ -69,7 +69,9 @@ TEXTS = [
 ]
 # read without a length limit: matched against the dataset's names only, and cut to 80 characters in a message
 UNLIMITED = {("offsets", "relation")}
-ELSEWHERE = {"projection": "tests/serve: the projection's own tests (its views, methods and bounds)"}
+# its parameters depend on the view and meet the method's MAX_POINTS cap first (k = 1000 with pca is 1001 points):
+# tests/serve/test_serve_projection.py tests the cap at, past and inside it, and its bad values
+ELSEWHERE = {"projection": "tests/serve/test_serve_projection.py"}
 
 
 @pytest.fixture(scope="module")
