@@ -56,12 +56,12 @@ def half_steps(w, direction):
     return ((np.asarray(w, np.float64) + direction * (0.5 - 1 / 64)) * S).astype(np.float32)
 
 
-def background(rng, n, q):
+def background(rng, n, q, steps=127):
     """n rows that int8 holds exactly (whole steps: they add nothing to the rows' rounding residual), each
-    coordinate 10 to 127 steps against the sign of ``q``'s, so that every one scores below -0.07 |q|; row 0 sets
-    the step to 1/127."""
-    X = -np.sign(q) * rng.integers(10, 128, size=(n, D)) * S
-    X[0] = -np.sign(q) * 127 * S
+    coordinate 10 to ``steps`` steps against the sign of ``q``'s, so that every one scores below -0.07 |q|;
+    row 0 is ``steps`` in every dimension (127: it sets the step to 1/127)."""
+    X = -np.sign(q) * rng.integers(10, steps + 1, size=(n, D)) * S
+    X[0] = -np.sign(q) * steps * S
     return X.astype(np.float32)
 
 
@@ -98,6 +98,34 @@ def test_row_rounded_down_beside_rows_rounded_up_is_kept(pruned_only, k, signs):
     bound = int8_scan.rounding_bound(rows, queries, topk.TopK(V).max_norm)[0]
     ints = lambda x: int(np.rint(sigma * 127) @ np.rint(x / rows.scale))  # the query is 127 sigma in int8
     assert (ints(up) - ints(z)) * unit > 1.9 * bound
+
+
+@pytest.mark.parametrize("k", [1, 10, 33, 100])
+def test_row_beside_a_query_rounded_by_the_whole_bound_is_kept(pruned_only, k):
+    """The bound's query term: a query at half steps (dimension 0 at 127 steps sets its scale), dimensions 1-7
+    rounded up and 8-15 down; k equal rows A at 127 steps along dimensions 1-7 (the largest norm: the bound's
+    ``max_norm``) and one row z at 110 steps along 8-15, 47 integer units above A exactly but 810 below in
+    integers (one bound is 631). The other rows are shorter, one is zero. A bound taken with the smallest row norm
+    instead of the largest, or a band of one bound, drops z."""
+    sigma = np.where(np.arange(D) % 3 == 1, -1.0, 1.0)
+    first, second = (np.arange(D) >= 1) & (np.arange(D) < 8), np.arange(D) >= 8
+    q = sigma * np.where(first, 90 - (0.5 - 1 / 64), np.where(second, 90 + 0.5 - 1 / 64, 127)) / 127
+    rng = np.random.default_rng(400 + k)
+    n = rows_for(k)
+    V = background(rng, n, sigma, steps=40)
+    spots = rng.choice(np.arange(2, n), size=k + 1, replace=False)
+    V[1] = 0.0
+    V[spots[:k]] = sigma * np.where(first, 127, 0) * S
+    V[spots[k]] = sigma * np.where(second, 110, 0) * S
+    Q = np.tile(q.astype(np.float32), (9, 1))
+    Dk, Ik = topk.TopK(V).search(Q, k)
+    check(Q, V, k, Dk, Ik)
+    assert (Ik[:, 0] == spots[k]).all() and (Ik[:, 1:] == np.sort(spots[:k])[: k - 1]).all()
+    rows = int8_scan.Int8Rows.of(V)
+    queries = int8_scan.Int8Queries.of(Q[:1], rows.groups)
+    unit = queries.scale[0] * rows.scale
+    bound = int8_scan.rounding_bound(rows, queries, topk.TopK(V).max_norm)[0]
+    assert 625 < bound / unit < 640 and rows.residual * queries.rounded_norm[0] < 1e-3 * bound  # the query term
 
 
 def spread(rng, n, counts, sampled=()):
