@@ -1,6 +1,7 @@
 """The Arrow shard store: layout, zero-copy reads, shard sizes, appends, manifest, atomic replacement, lock."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -119,11 +120,12 @@ def _edit_manifest(home, name, edit):
 
 
 def test_tombstones_must_be_row_ids_below_the_count(home):
-    """Pins the tombstone check: row count - 1 is a row, the count itself is not, and no row is listed twice."""
+    """Pins the tombstone check: rows 0 and count - 1 are rows, -1 and the count are not, and no row is listed
+    twice."""
     _write(home, "t", np.zeros((6, 2), np.float32), shard_rows=3)
-    _edit_manifest(home, "t", lambda m: m.update(tombstones=[5]))
-    assert Store.open(home / "t").tombstones.tolist() == [5]
-    for bad in ([6], [2, 2]):  # past the last row; a row twice
+    _edit_manifest(home, "t", lambda m: m.update(tombstones=[0, 5]))
+    assert Store.open(home / "t").tombstones.tolist() == [0, 5]
+    for bad in ([6], [-1], [2, 2]):  # past the last row; before the first; a row twice
         _edit_manifest(home, "t", lambda m: m.update(tombstones=bad))
         with pytest.raises(CorruptIndexError, match="manifest.json.*tombstones are not distinct row ids"):
             Store.open(home / "t")
@@ -173,8 +175,6 @@ def test_a_token_index_manifest_needs_each_setting_its_reader_takes(home, meta, 
 def test_replacing_an_index_in_a_relative_home(home, monkeypatch):
     """Pins the rename-exchange's directory argument (AT_FDCWD): a home given as a relative path is swapped
     relative to the current folder, like every other file operation."""
-    from pathlib import Path
-
     monkeypatch.chdir(home)
     rel = Path("rel")
     _write(rel, "t", np.zeros((3, 2), np.float32))
@@ -244,3 +244,85 @@ def test_an_append_of_no_rows_adds_no_shard(home):
     _write(home, "t", np.ones((0, 2), np.float32), shard_rows=4, base=open_index(home, "t"))
     store = open_index(home, "t")
     assert [s["rows"] for s in store.manifest["shards"]] == [4, 1] and store.count == 5
+
+
+def test_a_writer_still_locked_out_after_its_wait_gets_a_clear_error(home):
+    """Pins the lock's wait loop: a writer that finds the lock held retries until its wait is over, then fails
+    with LockedError; it never goes ahead without the lock."""
+    with write_lock(home, "t"):
+        with pytest.raises(LockedError, match="being written by another process"):
+            with write_lock(home, "t", wait=0.3):
+                pass
+
+
+def _with_side_file(home, content: bytes, rows: int) -> None:
+    with write_lock(home, "t"):
+        with StoreWriter(home, "t", kind="test", dim=2, schema=_schema(2)) as w:
+            w.write(pa.table({"id": np.arange(rows), "vector": vector_array(np.zeros((rows, 2), np.float32))}))
+            with open(w.side_file("extra", "extra.bin"), "wb") as f:
+                f.write(content)
+            w.commit(source="test")
+
+
+def _open_fds() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_an_open_store_keeps_its_own_versions_side_file_and_frees_it_when_dropped(home):
+    """Pins the open store's hold on its version (Linux /proc): after the index is replaced and the old version
+    deleted, a store opened before still reads its own side file through file_path; dropping the store closes
+    every descriptor it held."""
+    import gc
+
+    _with_side_file(home, b"version 1", 3)
+    before = _open_fds()
+    old = Store.open(home / "t")
+    _with_side_file(home, b"version 2", 4)
+    assert not list(home.glob(".t.old-*")) and Store.open(home / "t").count == 4
+    with open(old.file_path("extra"), "rb") as f:
+        assert f.read() == b"version 1"
+    del old
+    gc.collect()
+    assert _open_fds() == before
+
+
+def test_replacing_an_index_never_moves_the_live_folder_aside_where_the_system_can_exchange(home, monkeypatch):
+    """Pins the atomic swap: where renameat2(RENAME_EXCHANGE) works (probed here with ctypes, independently of
+    the store), a replace exchanges the two folders in one step and never renames the live folder away (a
+    reader could find no index in between); elsewhere it takes the two-rename path. Same index either way."""
+    import ctypes
+    import ctypes.util
+    import os
+
+    from lexprobe.core import store as store_module
+
+    a, b = home / "probe-a", home / "probe-b"
+    a.mkdir()
+    b.mkdir()
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    fn = getattr(libc, "renameat2", None)
+    can_exchange = fn is not None and fn(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0
+    _write(home, "t", np.zeros((3, 2), np.float32))
+    renamed = []
+    real_rename = os.rename
+    monkeypatch.setattr(store_module.os, "rename", lambda src, dst: (renamed.append(Path(src)), real_rename(src, dst)))
+    _write(home, "t", np.ones((4, 2), np.float32))
+    assert (home / "t" in renamed) == (not can_exchange)
+    assert open_index(home, "t").count == 4 and not list(home.glob(".t.old-*"))
+
+
+def test_a_removal_interrupted_after_its_rename_is_cleaned_by_the_next_writer(home, monkeypatch):
+    """Pins remove_index's trash folder name (``.NAME.tmp-rm-HEX8``): if the process dies before deleting it,
+    the next writer of the name recognises and removes it."""
+    from lexprobe.core import store as store_module
+
+    _write(home, "t", np.zeros((3, 2), np.float32))
+    monkeypatch.setattr(store_module.shutil, "rmtree", lambda *a, **k: None)  # dies before the delete
+    store_module.remove_index(home, "t")
+    left = list(home.glob(".t.tmp-rm-*"))
+    assert len(left) == 1 and not (home / "t").exists()
+    monkeypatch.undo()
+    _write(home, "t", np.ones((2, 2), np.float32))
+    assert not list(home.glob(".t.tmp-*")) and open_index(home, "t").count == 2
