@@ -107,7 +107,8 @@ def lm_targets(model_name: str, *, home=None, contexts=None, ota_min_contexts: i
                ota_max_words: int | None = None, ota_options: dict | None = None) -> TargetTable:
     """A language model's whole-word token embeddings plus OTA vectors of the multi-token words of ``contexts``
     (see the module doc), cached under the home. ``ota_options`` go to :func:`lexprobe.rare_words.ota.approximate`
-    (iterations, lr, seed, batch_size, ...); no ``contexts``, or ``ota_max_words=0``: tokens only."""
+    (iterations, lr, seed, batch_size, ...; ``batch_threads`` changes the speed, not the numbers: it is no part of
+    the table's identity); no ``contexts``, or ``ota_max_words=0``: tokens only."""
     from ..sources.models import load_encoder, load_tokenizer, resolve_model, whole_word_tokens
 
     tokenizer = load_tokenizer(model_name)
@@ -115,6 +116,7 @@ def lm_targets(model_name: str, *, home=None, contexts=None, ota_min_contexts: i
     ota_words = [] if contexts is None or ota_max_words == 0 else ota_candidates(
         tokenizer, contexts, known=set(token_words), min_contexts=ota_min_contexts, max_words=ota_max_words)
     options = dict(sorted((ota_options or {}).items()))
+    speed = {"batch_threads": options.pop("batch_threads")} if "batch_threads" in options else {}
     resolved = resolve_model(model_name)
     resolved = os.path.realpath(resolved) if os.path.exists(resolved) else resolved
     key = hashlib.sha256(json.dumps({"model": resolved, "tokens": len(token_words), "ota": ota_words,
@@ -130,7 +132,7 @@ def lm_targets(model_name: str, *, home=None, contexts=None, ota_min_contexts: i
     if ota_words:
         from .ota import approximate
 
-        vectors.append(approximate(model, tokenizer, ota_words, **options).vectors)
+        vectors.append(approximate(model, tokenizer, ota_words, **options, **speed).vectors)
         origins += ["ota"] * len(ota_words)
     words, matrix = token_words + ota_words, np.concatenate(vectors).astype(np.float32)
     provenance = {"kind": "model", "model": model_name, "model_path": resolved, "cache": name,

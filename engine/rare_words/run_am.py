@@ -1,9 +1,10 @@
 """The main job's Attentive Mimicking stage ("Rare words", section 3; issue 26): AM trained on SPLADE-tiny's input
-embeddings (its whole-word tokens plus OTA vectors of multi-token context words, section 4's purpose) from the
-contexts of SemCor, the WSD evaluation sets and STREUSLE, checked two ways:
+embeddings (its whole-word tokens plus OTA vectors of multi-token context words, section 4's purpose) and, for the
+static case (AM's original setting), on the packaged GloVe (the words index ``glove`` of the glove-analogy stage),
+from the contexts of SemCor, the WSD evaluation sets and STREUSLE, checked two ways:
 
-* the recovery table (:func:`lexprobe.rare_words.am_recovery.am_recovery`): held-out known words inferred from
-  their form and 0, 1, 8, 32 contexts, against the mean of the context vectors;
+* the recovery tables (:func:`lexprobe.rare_words.am_recovery.am_recovery`), one per target table: held-out known
+  words inferred from their form and 0, 1, 8, 32 contexts, against the mean of the context vectors;
 * WNLaMPro (the SPLADE-tiny sample of the ``wnlampro`` stage: same entries per relation, same seed) probed with
   ``original``, ``ota``, ``am`` and ``am-context`` (replace policy ``all``, the authors'), MRR and P@k by relation
   and bucket, the paired bootstrap intervals of am - original and am - ota by bucket, the share of probed
@@ -13,9 +14,12 @@ contexts of SemCor, the WSD evaluation sets and STREUSLE, checked two ways:
 
 Smaller than the authors' settings so that the stage fits the main job's budget (``STAGE``, one torch thread):
 fewer epochs (the authors: 10 over a 1e9-word corpus), fewer OTA iterations for the targets, a recovery sample
-of held-out words and at most ``max_contexts`` windows a probed keyword. The models and the contexts index are
+of held-out words and at most ``max_contexts`` windows a probed keyword; GloVe's case is its recovery table alone,
+one model (preset ``am``), few epochs and held-out words (``glove_epochs``, ``glove_words``: seconds of
+training, the table's words need no probing). The models and the contexts index are
 reused when nothing changed, and so are the ``original`` and ``ota`` rows of the ``wnlampro`` stage when the same
-run probed the same sample (:func:`wnlampro_rows`).
+run probed the same sample (:func:`wnlampro_rows`), and the WNLaMPro it built from WordNet for SPLADE-tiny with
+the same seed (:func:`wnlampro_entries`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..core.errors import LexprobeError
 from .probing import WNLaMProScores
 from ..runs.report import Section, Table
 from ..runs.run_dir import RunDir
@@ -34,12 +39,13 @@ MODEL = "splade-tiny"
 CORPORA = ("semcor", "wsd-eval", "streusle")
 CONTEXTS_INDEX = "main-am-contexts"
 AM_MODELS = {"am": "main-am", "am-context": "main-am-context"}  # strategy (= preset) -> model name
+STATIC_INDEX, STATIC_MODEL = "glove", "main-am-glove"  # the static case: GloVe's words index (made by suite.main_job)
 # (epochs, OTA iterations of the targets, held-out recovery words, entries per relation, probe OTA iterations,
-# contexts a probed keyword reads at most)
+# contexts a probed keyword reads at most; GloVe's epochs and held-out recovery words)
 STAGE = {"quick": {"epochs": 2, "target_ota": 50, "recovery_words": 200, "limit": 40, "ota_iterations": 100,
-                   "max_contexts": 32},
+                   "max_contexts": 32, "glove_epochs": 1, "glove_words": 200},
          "full": {"epochs": 4, "target_ota": 100, "recovery_words": 500, "limit": 200, "ota_iterations": 400,
-                  "max_contexts": 32}}
+                  "max_contexts": 32, "glove_epochs": 2, "glove_words": 500}}
 STRATEGIES = ("original", "ota", "am", "am-context")
 BUCKETS = ("rare", "medium", "frequent", "all")
 
@@ -68,14 +74,16 @@ def ensure_contexts(home, specs: list[str], *, seed: int) -> dict:
 
 
 def train_stage_models(home, *, epochs: int, target_ota: int, recovery_words: int, seed: int):
-    """The target table (cached), the held-out recovery words and the two AM models (reused when unchanged)."""
+    """The target table (cached; its OTA's batches on every usable core at once, the same numbers), the held-out
+    recovery words and the two AM models (reused when unchanged)."""
+    from ..core.cores import usable_cores
     from ..kinds.contexts import ContextIndex
     from .am_recovery import recovery_words as pick
     from .am_store import train_am
     from .am_targets import lm_targets
 
     index = ContextIndex.open(CONTEXTS_INDEX, home=home)
-    ota_options = {"iterations": target_ota, "seed": seed}
+    ota_options = {"iterations": target_ota, "seed": seed, "batch_threads": usable_cores()}
     targets = lm_targets(MODEL, home=home, contexts=index, ota_options=ota_options)
     held = pick(targets, index, recovery_words, seed=seed)
     trained = {strategy: train_am(name, contexts=CONTEXTS_INDEX, model=MODEL, home=home, preset_name=strategy,
@@ -91,6 +99,23 @@ def recovery_table(home, index, held: list[str], *, seed: int) -> list[dict]:
 
     models = {strategy: AMModel.open(name, home=home) for strategy, name in AM_MODELS.items()}
     return am_recovery(models, held, [index.windows(w) for w in held], seed=seed).to_pylist()
+
+
+def static_recovery(home, index, *, epochs: int, recovery_words: int, seed: int) -> tuple[list[dict], dict]:
+    """The static case: AM (preset ``am``) trained on GloVe (the words index ``STATIC_INDEX``, reused when
+    unchanged) from the same contexts, ``recovery_words`` held out; its recovery table and the training summary."""
+    from .am_recovery import am_recovery, recovery_words as pick
+    from .am_store import train_am
+    from .am_targets import index_targets
+    from .mimicking import AMModel
+    from ..kinds.words import WordIndex
+
+    held = pick(index_targets(WordIndex.open(STATIC_INDEX, home=home)), index, recovery_words, seed=seed)
+    trained = train_am(STATIC_MODEL, contexts=CONTEXTS_INDEX, targets=STATIC_INDEX, home=home, preset_name="am",
+                       epochs=epochs, seed=seed, held_out=held, replace=True)
+    table = am_recovery({"am": AMModel.open(STATIC_MODEL, home=home)}, held, [index.windows(w) for w in held],
+                        seed=seed)
+    return table.to_pylist(), trained
 
 
 def context_shares(rows: list[dict], providers: dict) -> list[dict]:
@@ -145,18 +170,36 @@ def wnlampro_rows(folder, *, limit: int, seed: int, dtype: str) -> list[dict] | 
     return [r for r in rows if r["strategy"] in ("original", "ota")]
 
 
+def wnlampro_entries(folder, *, seed: int) -> list | None:
+    """The WNLaMPro the ``wnlampro`` stage of the same run built for SPLADE-tiny (``folder``: its
+    ``<run>/wnlampro/splade-tiny``) when it built it with ``seed`` (the same build: same model, WordNet and seed);
+    else None."""
+    import json
+    from pathlib import Path
+
+    from ..sources.datasets.wnlampro import read_dataset
+
+    folder = Path(folder)
+    try:
+        same = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("seed") == seed
+        return read_dataset(folder / "dataset") if same else None
+    except (OSError, ValueError, LexprobeError):
+        return None
+
+
 def probe_stage(home, *, limit: int, ota_iterations: int, max_contexts: int, seed: int, device="auto",
-                dtype="float32", earlier: list[dict] | None = None) -> tuple[WNLaMProScores, dict]:
+                dtype="float32", earlier: list[dict] | None = None,
+                entries: list | None = None) -> tuple[WNLaMProScores, dict]:
     """WNLaMPro for SPLADE-tiny (built from WordNet), a sample of ``limit`` entries per relation probed with the
     four strategies (``earlier``: the original and ota rows of the same sample, probed by the wnlampro stage: only
-    the AM strategies are probed here); returns :func:`lexprobe.rare_words.probing.probe_tables`' scores (every
+    the AM strategies are probed here; ``entries``: the WNLaMPro it built, else built here); returns :func:`lexprobe.rare_words.probing.probe_tables`' scores (every
     strategy's rows and tables) and the providers."""
     from .am_store import am_providers
     from .language_models import load_lm
     from .probing import aggregate, population_of, probe_tables, select
     from .wnlampro_build import build_wnlampro
 
-    every = build_wnlampro(MODEL, seed=seed, home=home)
+    every = build_wnlampro(MODEL, seed=seed, home=home) if entries is None else entries
     chosen = select(every, limit=limit, seed=seed)
     population = population_of(every)
     providers = am_providers(AM_MODELS, ("am", "am-context"), model=MODEL, home=home, max_contexts=max_contexts)
@@ -179,7 +222,7 @@ def am_stage(run_dir: RunDir, settings) -> Section:
     """Build the contexts index, train ``am`` and ``am-context`` on SPLADE-tiny's input embeddings (OTA targets),
     the recovery table, WNLaMPro with original, ota, am, am-context, and the findings; written into ``run_dir``."""
     from ..sources.models import torch_threads
-    from .rare_word_claims import am_context_half, am_form_half
+    from .rare_word_claims import am_context_half, am_form_half, am_recovery as am_recovery_finding
 
     mode = STAGE["quick" if settings.quick else "full"]
     home, seed = settings.home, settings.seed
@@ -188,14 +231,18 @@ def am_stage(run_dir: RunDir, settings) -> Section:
         index, targets, held, trained = train_stage_models(home, epochs=mode["epochs"], target_ota=mode["target_ota"],
                                                            recovery_words=mode["recovery_words"], seed=seed)
         recovery = recovery_table(home, index, held, seed=seed)
-        earlier = wnlampro_rows(run_dir.path.parent / "wnlampro" / MODEL, limit=mode["limit"], seed=seed,
-                                dtype=settings.dtype)
+        static, static_trained = static_recovery(home, index, epochs=mode["glove_epochs"],
+                                                 recovery_words=mode["glove_words"], seed=seed)
+        stage = run_dir.path.parent / "wnlampro" / MODEL
+        earlier = wnlampro_rows(stage, limit=mode["limit"], seed=seed, dtype=settings.dtype)
         result, providers = probe_stage(home, limit=mode["limit"], ota_iterations=mode["ota_iterations"],
                                         max_contexts=mode["max_contexts"], seed=seed, device=settings.device,
-                                        dtype=settings.dtype, earlier=earlier)
+                                        dtype=settings.dtype, earlier=earlier,
+                                        entries=wnlampro_entries(stage, seed=seed))
     gaps = differences(result, seed=seed)
     shares = context_shares(result.rows, providers)
     run_dir.write_table("recovery", recovery)
+    run_dir.write_table("recovery_glove", static)
     run_dir.write_table("entries", result.rows, markdown=False)
     run_dir.write_table("by_bucket", result.by_bucket)
     run_dir.write_table("differences", gaps)
@@ -203,7 +250,8 @@ def am_stage(run_dir: RunDir, settings) -> Section:
     run_dir.write_json("summary.json", {**result.summary, "contexts_index": built,
                                         "models": {s: {k: v for k, v in t.items() if k != "path"}
                                                    for s, t in trained.items()},
-                                        "targets": {"words": len(targets.words), **targets.provenance}})
+                                        "targets": {"words": len(targets.words), **targets.provenance},
+                                        "static": {k: v for k, v in static_trained.items() if k != "path"}})
     section = Section("am", TITLE, "rare-words")
     section.text.append(
         f"AM mimics {MODEL}'s input embeddings: {targets.provenance['tokens']} whole-word tokens plus OTA vectors "
@@ -213,7 +261,10 @@ def am_stage(run_dir: RunDir, settings) -> Section:
         f"WNLaMPro: at most {mode['limit']} entries per relation (the wnlampro stage's sample), every keyword "
         f"replaced by its AM vector (policy all, the authors' evaluation), at most {mode['max_contexts']} contexts "
         "a keyword; means weighted to the dataset's (relation, bucket) cells; original and ota: "
-        f"{result.summary['original and ota']}.")
+        f"{result.summary['original and ota']}. The static case (AM's original setting): preset am trained on the "
+        f"packaged GloVe (index {STATIC_INDEX}, {static_trained['targets']:,} words; {static_trained['words']:,} "
+        f"trained words with contexts) from the same contexts, {mode['glove_epochs']} epoch(s), "
+        f"{mode['glove_words']} held-out words for its recovery table.")
     overall = {(r["strategy"], r["bucket"]): r["mrr"] for r in result.overall}
     section.tables.append(Table("WNLaMPro MRR by bucket and strategy (SPLADE-tiny)",
                                 [{"strategy": s, **{b: overall.get((s, b)) for b in BUCKETS}} for s in STRATEGIES]))
@@ -221,10 +272,12 @@ def am_stage(run_dir: RunDir, settings) -> Section:
     section.tables.append(Table("Probed keywords with contexts, and the mean gate (alpha: the form's weight)", shares))
     share = {(r["strategy"], r["bucket"]): r for r in shares}
     gap = {(r["comparison"], r["bucket"]): r for r in gaps}
+    section.findings.append(am_recovery_finding({MODEL: recovery, "GloVe": static}, section=section.key))
     section.findings.append(am_form_half(gap, share, section=section.key))
     section.findings.append(am_context_half(gap, share, section=section.key))
     section.tables.append(Table("Recovery of held-out words (cosine to the true embedding, rank among all targets)",
                                 recovery))
+    section.tables.append(Table("Recovery of held-out words, static case: AM trained on GloVe", static))
     section.tables.append(Table("MRR, P@3, P@10 by relation and bucket", result.by_bucket))
     section.settings = {"model": MODEL, "corpora": ", ".join(CORPORA), **mode, "seed": seed,
                         "replace policy": "all"}

