@@ -141,7 +141,8 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
 @click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
               help="first: only each pair's first answer is correct (the paper); any: any listed answer (vecto).")
 @click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words.")
-@click.option("--restrict-vocab", type=click.IntRange(min=1), help="Answer analogies only with the N most frequent words.")
+@click.option("--restrict-vocab", type=click.IntRange(min=1),
+              help="Answer analogies only with the N most frequent words.")
 @click.option("--shuffles", type=click.IntRange(1), default=50, show_default=True,
               help="Shuffled offset sets each relation's PCS averages its AUC over.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
@@ -160,14 +161,14 @@ def run_compare(obj: Context, vectors, limit, vocab, dataset, methods, similarit
     from ..kinds.words import WordIndex, load_vectors
     from ..sources.datasets.word_pairs import GENSIM_COPIES, gensim_copy
 
-    def opener(spec):
+    def embedding(spec):  # (label, open): an index of the home, else a vector file or alias read in memory
         if (obj.home / spec / MANIFEST).is_file():
-            return lambda: WordIndex.open(spec, home=obj.home)
-        return lambda: load_vectors(spec, limit=limit, vocab=vocab)
+            return spec, lambda: WordIndex.open(spec, home=obj.home)
+        return f"{spec} (first {limit})" if limit else spec, lambda: load_vectors(spec, limit=limit, vocab=vocab)
 
     if not similarity:
         similarity = [found[0] for found in map(gensim_copy, GENSIM_COPIES) if found is not None]
-    result = compare([(spec, opener(spec)) for spec in vectors], out_dir, dataset=dataset, methods=methods,
+    result = compare([embedding(spec) for spec in vectors], out_dir, dataset=dataset, methods=methods,
                      similarity=similarity, answers=answers, lowercase=lowercase, restrict_vocab=restrict_vocab,
                      n_shuffles=shuffles, seed=seed)
     click.echo(render(result.table.to_pylist(), "table", ["embedding", "measure", "dataset", "value", "low", "high",

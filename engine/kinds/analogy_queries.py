@@ -80,8 +80,8 @@ def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *,
 
     ``add`` is a batched search of the queries ``b - a + a*`` (unit vectors, normalised) with a, a*, b
     excluded per query (unless ``exclude_inputs=False``: the honest test); ``mul``, ``pairdir`` and ``simany``
-    are blocked scans: per block of questions one matrix product with the block's words, then element-wise scores, masking
-    and top-k. Many questions show a progress bar.
+    are blocked scans: per block of questions one matrix product with the block's words, then element-wise
+    scores, masking and top-k. Many questions show a progress bar.
     """
     check_method(method)
     a, a_star, b = (np.asarray(x, dtype=np.int64) for x in (a, a_star, b))
