@@ -388,6 +388,36 @@ def test_solve_relation_pruning_keeps_words_whose_bound_equals_the_cut(which, k)
         assert ans.gold_rank[list(zip(ii, jj)).index((0, 1))] == 3003
 
 
+@pytest.mark.parametrize("k", [1, 10, 32, 33, 100])
+def test_solve_relation_wide_gap_below_the_candidates(k):
+    """Three pairs, a* = a (scores ``cos(x, b)``, bounds the max over the starts): 3,000 candidate words have
+    bound 0.75 (start 0) and score -0.25 for b = start 1 (one of them 0.75) and -0.5 for b = start 2; k - 1 words
+    outside the candidates score 0.5 for both; below them, outside the candidates too, a word at 0.25 for
+    b = start 1 and one at -0.375 for b = start 2 (the k-th answer). A question whose best candidate reaches the
+    threshold but whose k-th does not must still scan past the candidates, and the second pass must reach the
+    lowest k-th score of the questions sharing a:a*; every answer and gold rank equals the float64 brute force
+    exactly."""
+    V = 32_768
+    rng = np.random.default_rng(k)
+    S = np.full((3, V), -0.5, np.float32)
+    group = np.arange(10_000, 13_000)
+    S[0, group], S[1, group] = 0.75, -0.25
+    S[1, group[5]] = 0.75
+    far, kth1, kth2 = np.split(rng.choice(np.r_[0:10_000, 13_000:V - 6], k + 1, replace=False), [k - 1, k])
+    S[1:, far] = 0.5
+    S[1, kth1], S[2, kth2] = 0.25, -0.375
+    P, word_ids = np.concatenate([S, S]), np.arange(V - 6, V)
+    gold = [[int(group[0])], [int(kth1[0])], [int(kth2[0])]]
+    ii, jj, ans = solve_relation(P, 3, gold=gold, word_ids=word_ids, method="add", k=k, eps=EPS, gram=np.eye(6))
+    for q, (i, j) in enumerate(zip(ii, jj)):
+        s = relation_brute(P, 3, i, j, "add", word_ids)
+        assert ans.ids[q].tolist() == ranked(s, k).tolist(), (k, i, j)
+        assert_rank_agrees(ans.gold_rank[q], s, gold[j], 0.0, what=f"k={k} ({i}, {j})")
+    at = {pair: q for q, pair in enumerate(zip(ii.tolist(), jj.tolist()))}
+    assert ans.ids[at[0, 1]].tolist() == [group[5], *np.sort(far)][:k] and ans.gold_rank[at[0, 1]] == k + 1
+    assert ans.ids[at[0, 2]].tolist() == [*np.sort(far), kth2[0]] and ans.gold_rank[at[0, 2]] == k
+
+
 @st.composite
 def relations(draw):
     """A relation's cosine rows P (2n x V), multiples of 1/4 or 1/8 (exact in float32), with adversarial
