@@ -159,6 +159,17 @@ def download(driver, button: str, suffix: str):
     return path
 
 
+def hover(driver, i: int) -> str:
+    """Move the mouse onto the i-th point; the tooltip's text."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    point = driver.find_elements("css selector", "#projection-plot g.point circle")[i]
+    ActionChains(driver).move_to_element(point).perform()
+    tip = driver.find_element("id", "projection-tip")
+    wait_for(driver, lambda d: tip.is_displayed() and tip.text.startswith(labels(d)[i]), f"the tooltip of point {i}")
+    return tip.text
+
+
 def screenshot(driver, shots, view: str) -> None:
     section = driver.find_element("id", "projection")
     driver.execute_script("arguments[0].scrollIntoView()", section)
@@ -304,12 +315,7 @@ def test_a_typed_word_list_gives_a_labelled_projection_and_its_exports(served, b
     assert len(browser.find_elements("css selector", "#projection-plot g.point.dim")) == len(WORDS) - 1
 
     # hover: the tooltip names the point
-    from selenium.webdriver.common.action_chains import ActionChains
-
-    queen = browser.find_elements("css selector", "#projection-plot g.point circle")[labels(browser).index("queen")]
-    ActionChains(browser).move_to_element(queen).perform()
-    tip = browser.find_element("id", "projection-tip")
-    wait_for(browser, lambda d: tip.is_displayed() and tip.text.startswith("queen"), "the tooltip of queen")
+    assert hover(browser, labels(browser).index("queen")).startswith("queen")
 
     # exports: CSV and JSON hold the API's points, the SVG the labels, the PNG is a picture
     rows = list(csv.DictReader(download(browser, "projection-csv", ".csv").open(newline="")))
@@ -408,6 +414,9 @@ def test_colouring_offsets_uploads_and_every_view(served, browser, shots, tmp_pa
     choose(browser, "pcolour", "group")
     painted = dict(zip([p["label"] for p in near["points"]], fills(browser)))
     assert painted["frog"] not in [painted[p["label"]] for p in near["points"] if p["label"] != "frog"]
+    neighbour = next(p for p in near["points"] if p["label"] != "frog")
+    hover(browser, labels(browser).index(neighbour["label"]))
+    assert f"score: {neighbour['score']:.4f}" in browser.find_element("id", "projection-tip").text
     screenshot(browser, shots, "neighbors")
 
     # a lemma's tokens by sense: the legend gives each sense key its WordNet gloss
@@ -421,6 +430,8 @@ def test_colouring_offsets_uploads_and_every_view(served, browser, shots, tmp_pa
     assert set(gloss) == {RIVER, MONEY} and all(gloss.values())
     painted = dict(zip([p["group"] for p in senses["points"]], fills(browser)))
     assert painted[RIVER] != painted[MONEY]
+    hover(browser, 0)
+    assert f"gloss: {senses['points'][0]['gloss']}" in browser.find_element("id", "projection-tip").text
     screenshot(browser, shots, "senses")
 
     # words inserted by OTA and AM beside their nearest originals (in the index "small")
