@@ -326,3 +326,16 @@ def test_a_removal_interrupted_after_its_rename_is_cleaned_by_the_next_writer(ho
     monkeypatch.undo()
     _write(home, "t", np.ones((2, 2), np.float32))
     assert not list(home.glob(".t.tmp-*")) and open_index(home, "t").count == 2
+
+
+def test_a_folder_without_manifest_is_damaged_only_if_it_holds_shards(home):
+    """Pins Store.open's two missing-manifest cases: shards without a manifest are a damaged index
+    (CorruptIndexError naming manifest.json); a folder with neither is simply no index (LexprobeError)."""
+    _write(home, "t", np.zeros((3, 2), np.float32))
+    (home / "t" / "manifest.json").unlink()
+    with pytest.raises(CorruptIndexError, match="manifest.json: missing, the index folder is damaged"):
+        Store.open(home / "t")
+    (home / "empty").mkdir()
+    with pytest.raises(LexprobeError, match="no such index") as caught:
+        Store.open(home / "empty")
+    assert not isinstance(caught.value, CorruptIndexError)
