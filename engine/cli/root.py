@@ -301,6 +301,10 @@ def main(argv: list[str] | None = None) -> None:
         where = f"{exc.filename}: " if exc.filename else ""
         click.echo(printable(f"error: {where}{exc.strerror or exc}"), err=True)
         sys.exit(2)
+    except MemoryError:  # a size option past what this machine holds (e.g. --resamples in the billions)
+        click.echo("error: out of memory: the command asked for more memory than this machine has; use smaller "
+                   "sizes (-k, --resamples, --shuffles, --batch-size, --limit)", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
         sys.exit(130)

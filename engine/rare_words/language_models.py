@@ -63,14 +63,22 @@ class _LogitsAt:
     def __init__(self, model, tokenizer, *, dtype="float32"):
         import torch
 
-        from ..sources.models import resolve_dtype
+        from ..sources.models import max_tokens, resolve_dtype
 
         self.model, self.tokenizer = model.eval(), tokenizer
+        self.max_length = max_tokens(tokenizer, model.config)
         self.device, self.dtype = model.get_input_embeddings().weight.device, resolve_dtype(dtype)
         self.body = model.base_model
         heads = [m for m in model.children() if m is not self.body and not isinstance(m, torch.nn.modules.loss._Loss)]
         self.head = heads[0] if len(heads) == 1 else None  # e.g. BERT's ``cls``, RoBERTa's ``lm_head``
         self.vocab_size = model.get_output_embeddings().weight.shape[0]
+
+    def fitting(self, ids: list[int]) -> list[int]:
+        """``ids`` when the model can take them in one input; else one error saying how long the text is."""
+        if len(ids) > self.max_length:
+            raise LexprobeError(f"the text is {len(ids)} tokens for this model; it takes at most {self.max_length} "
+                                "(shorten the text around the blank)")
+        return ids
 
     def __repr__(self) -> str:
         from pathlib import Path
@@ -170,7 +178,7 @@ class MaskedLM(_LogitsAt):
         """The distribution over the vocabulary at the one blank ``___`` of ``text``."""
         import torch
 
-        ids = self.encode(text.replace(BLANK, self.tokenizer.mask_token))
+        ids = self.fitting(self.encode(text.replace(BLANK, self.tokenizer.mask_token)))
         ids_t = torch.tensor([ids])
         mask_pos = torch.tensor([ids.index(self.tokenizer.mask_token_id)])
         logits = self.mask_logits(ids_t, torch.ones_like(ids_t), mask_pos)[0]
@@ -277,7 +285,7 @@ class CausalLM(_LogitsAt):
         import torch
 
         query, spaced = split_at_blank(text)
-        ids = self.encode(query)
+        ids = self.fitting(self.encode(query))
         ids_t = torch.tensor([ids])
         logits = self.mask_logits(ids_t, torch.ones_like(ids_t), torch.tensor([len(ids) - 1]))[0]
         p, idx = torch.softmax(logits, -1).topk(k)

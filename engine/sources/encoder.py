@@ -33,7 +33,8 @@ import numpy as np
 
 from ..core.cores import usable_cores
 from ..core.errors import LexprobeError
-from .models import DEFAULT_ENCODER, inference_dtype, load_encoder, resolve_device, resolve_dtype, resolve_model
+from .models import (DEFAULT_ENCODER, inference_dtype, load_encoder, max_tokens, resolve_device, resolve_dtype,
+                     resolve_model)
 from ..core.progress import bar
 
 POOLINGS = ("mean", "first", "last")
@@ -149,11 +150,7 @@ class TokenEncoder:
             raise LexprobeError(f"{model}: no layer {bad[0]} (hidden states 0..{self.num_layers}: 0 = embeddings)")
         self.layers = tuple(sorted({l % n_states for l in chosen}))
         _drop_layers_above(self.model, self.layers[-1])
-        limit = getattr(self.tokenizer, "model_max_length", None)
-        positions = getattr(config, "max_position_embeddings", None)
-        if not limit or limit > 100_000:  # tokenizers without a limit report a huge sentinel
-            limit = positions or 512
-        self.max_length = int(limit)
+        self.max_length = max_tokens(self.tokenizer, config)
 
     def __repr__(self) -> str:
         return (f"<TokenEncoder {self.name}: layers {list(self.layers)}, {self.pooling} pooling, dim {self.dim}, "

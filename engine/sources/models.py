@@ -207,6 +207,15 @@ def _load(loader, name: str, what: str):
         hf_logging.set_verbosity(verbosity)
 
 
+def max_tokens(tokenizer, config) -> int:
+    """The most tokens (specials included) one input of the model may hold: the tokenizer's ``model_max_length``,
+    else the config's ``max_position_embeddings`` (tokenizers without a limit report a huge sentinel), else 512."""
+    limit = getattr(tokenizer, "model_max_length", None)
+    if not limit or limit > 100_000:
+        limit = getattr(config, "max_position_embeddings", None) or 512
+    return int(limit)
+
+
 def load_tokenizer(name: str):
     from transformers import AutoTokenizer
 

@@ -213,3 +213,17 @@ def test_a_vocabulary_that_is_not_parquet_is_one_line(cli, tmp_path):
     (tmp_path / "v.parquet").write_text("garbage")
     _one_error(cli("--home", tmp_path / "h", "index", "words", "--vectors", tmp_path / "m.npy", "--vocab",
                    tmp_path / "v.parquet", "--name", "m"), "v.parquet", "Parquet")
+
+
+def test_out_of_memory_is_one_line(cli, monkeypatch):
+    """A command that runs out of memory (a size option past what the machine holds) ends in one line and exit
+    code 2, not a MemoryError traceback."""
+    import lexprobe.cli.root as root
+
+    def too_big(argv):
+        raise MemoryError
+
+    monkeypatch.setattr(root, "check_arguments", too_big)
+    r = cli("index", "list")
+    assert r.code == 2 and r.err.strip().splitlines() == [r.err.strip()] and "out of memory" in r.err
+    assert "Traceback" not in r.err

@@ -35,3 +35,9 @@ def test_mask_word_several_sentences_file_and_gold(cli, tmp_path):
     assert r.code == 2 and "exactly one blank" in r.err
     r = cli(*base, "A sparrow is a [MASK] .", "--gold", "photosynthesis")
     assert r.code == 2 and "is 3 tokens" in r.err
+
+    long = "a " * 600 + "___ ."  # within the CLI's text limit, past the model's 512 tokens
+    for extra in ((), ("--gold", third)):
+        r = cli(*base, long, *extra)
+        assert r.code == 2 and "Traceback" not in r.err and len(r.err.strip().splitlines()) == 1
+        assert "is 604 tokens for this model; it takes at most 512" in r.err, r.err
