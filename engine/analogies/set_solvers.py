@@ -26,12 +26,13 @@ Where vecto is silent or random, our choices: the random words are drawn from th
 scores are reported as cosines, not vecto's shifted ``(cos + 1) / 2`` (the same order); ties go to the lower
 word id; a question's rank is 1 + the words scoring strictly above its best accepted answer (vecto counts the
 words sorted before it). :func:`answer_relations` answers with any method (these or the analogy kernel's) in
-the question rows of :func:`lexprobe.analogies.analogy.run_relations`; for
-the set methods ``a`` and ``a_star`` are null, and ``pred_is_a`` / ``pred_is_a_star`` say whether the prediction
-is one of the other pairs' start words / accepted answers (vecto's ``landing_a`` / ``landing_a_prime``).
+the question rows of :func:`lexprobe.analogies.analogy.run_relations`; for the set methods ``a`` and ``a_star``
+are null, and ``pred_is_a`` / ``pred_is_a_star`` say whether the prediction is one of the other pairs' start
+words / accepted answers (vecto's ``landing_a`` / ``landing_a_prime``).
 
-Every answer is an exact argmax over the candidate vocabulary: one matrix product per block of questions, then
-masking, top-k and rank counting on whole rows (numpy).
+Every answer is an exact argmax over the candidate vocabulary: for the set methods one matrix product per block
+of questions, then masking, top-k and rank counting on whole rows (numpy); for SimilarToAny candidates that
+provably hold the top k (:func:`_simany`).
 """
 
 from __future__ import annotations
