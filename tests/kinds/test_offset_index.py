@@ -91,3 +91,39 @@ def test_read_dataset_lowercases_bats(tmp_path):
     f = tmp_path / "E01 [country - capital].txt"
     f.write_text("France\tParis\n")
     assert read_dataset(f"bats:{f}", lowercase=True)[0].pairs == [("france", ["paris"])]
+
+
+def test_offset_table_by_hand_and_its_defaults():
+    """Pins offset_table: unit = offset / ||offset|| (zero stays zero), norm = ||offset||, and rows given no ids,
+    replicate or seed get -1 in each (true pairs, numbered later by append_offsets)."""
+    rows = offset_table(relation=["r", "r"], category=["c", "c"], start=["a", "b"], end=["x", "y"],
+                        start_id=[0, 1], end_id=[2, 3], offset=np.array([[3, 4], [0, 0]], np.float32), kind="true")
+    assert rows.column("id").to_pylist() == [-1, -1]
+    assert rows.column("replicate").to_pylist() == [-1, -1] and rows.column("seed").to_pylist() == [-1, -1]
+    assert rows.column("unit").to_pylist() == [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    assert rows.column("norm").to_pylist() == [5.0, 0.0]
+    numbered = offset_table(relation=["r"], category=["c"], start=["a"], end=["x"], start_id=[0], end_id=[2],
+                            offset=np.ones((1, 2), np.float32), kind="shuffled", replicate=4, seed=9, ids=np.array([7]))
+    assert [numbered.column(c)[0].as_py() for c in ("id", "replicate", "seed")] == [7, 4, 9]
+
+
+def test_rows_whose_offsets_are_not_fixed_size_vectors_are_refused(tmp_path):
+    """Pins append_offsets' dimension check on the column type: an offset column of variable-length lists is
+    refused with one clear error (dimension unknown) even by a 1-dimensional index, and the index is unchanged."""
+    import pyarrow as pa
+
+    from lexprobe.core.store import StoreWriter, write_lock
+    from lexprobe.kinds.offsets import offset_schema
+
+    one = dict(relation=["r"], category=["c"], start=["a"], end=["x"], start_id=[0], end_id=[1], kind="true")
+    with write_lock(tmp_path, "o1"):
+        with StoreWriter(tmp_path, "o1", kind="offsets", dim=1, schema=offset_schema(1)) as w:
+            w.write(offset_table(**one, offset=np.ones((1, 1), np.float32), ids=np.array([0])))
+            w.commit(source="test", meta={"words_index": "w"})
+    before = OffsetIndex.open("o1", home=tmp_path).store.manifest["version_id"]
+    table = offset_table(**one, offset=np.ones((1, 1), np.float32))
+    ragged = table.set_column(table.column_names.index("offset"), "offset",
+                              pa.array([[1.0, 2.0]], pa.list_(pa.float32())))
+    with pytest.raises(LexprobeError, match="offsets to append have dimension -1, index 'o1' has 1"):
+        append_offsets(tmp_path, "o1", ragged)
+    assert OffsetIndex.open("o1", home=tmp_path).store.manifest["version_id"] == before
