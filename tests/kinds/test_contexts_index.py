@@ -118,3 +118,28 @@ def test_cli_builds_lists_verifies_and_queries_semcor(shared_data, cli, home):
     assert len(index.settings["corpora"]) == 2 and index.settings["corpora"][0]["corpus_sha256"]
     (index.store.path / "shards" / "part-00000.arrow").write_bytes(b"damaged")
     assert cli("--home", home, "index", "verify", "ctx").code == 2
+
+
+def test_priority_is_blake2b_keyed_by_the_seed_as_eight_little_endian_bytes():
+    """Pins the documented priority (a keyed 64-bit BLAKE2b of the window's words joined by U+001F, key: the seed
+    as 8 little-endian bytes), computed here independently: a seed chooses the same windows in every version."""
+    import hashlib
+
+    window = ("the", "river", "bank", "was", "muddy")
+    for seed in (0, 7, 2**40 + 3):
+        digest = hashlib.blake2b("\x1f".join(window).encode(), digest_size=8, key=seed.to_bytes(8, "little"))
+        assert WindowSampler(seed=seed).priority(window) == int.from_bytes(digest.digest(), "little")
+
+
+def test_the_smallest_window_and_cap_are_one():
+    """Pins the settings' lower bound: window 1 and cap 1 are allowed (one neighbour a side, the single window of
+    smallest priority kept), 0 for either is refused."""
+    sampler = WindowSampler(window=1, cap=1, seed=3)
+    sentences = [["a", "bank", "b"], ["c", "bank", "d"], ["e", "bank"]]
+    for s in sentences:
+        sampler.add(s)
+    (word, count, kept, positions), = [r for r in sampler.rows() if r[0] == "bank"]
+    assert count == 3 and kept == [min(map(tuple, sentences), key=sampler.priority)] and len(positions) == 1
+    for bad in ({"window": 0}, {"cap": 0}):
+        with pytest.raises(LexprobeError, match="window and cap must be at least 1"):
+            WindowSampler(**bad)
