@@ -14,8 +14,26 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from functools import cache
+from functools import cache, wraps
 from pathlib import Path
+
+
+def compiled_once(build):
+    """``build`` cached like ``functools.cache`` and run under numba's compiler lock: two server threads asking for
+    an uncompiled kernel together would otherwise both initialise LLVM, which is not thread-safe (a segfault seen
+    under 8 concurrent clients), and a numba kernel compiling in another thread holds the same lock. A cached call
+    only waits for a compile in progress."""
+    cached = cache(build)
+
+    @wraps(build)
+    def get(*args):
+        from numba.core.compiler_lock import global_compiler_lock
+
+        with global_compiler_lock:
+            return cached(*args)
+
+    get.cache_info, get.cache_clear = cached.cache_info, cached.cache_clear
+    return get
 
 
 def cache_dir() -> Path | None:

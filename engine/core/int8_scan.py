@@ -24,7 +24,7 @@ from functools import cache
 
 import numpy as np
 
-from .compile_cache import load_object, object_key, save_object
+from .compile_cache import compiled_once, load_object, object_key, save_object
 from .cores import in_parallel
 
 LANES = 16       # rows per block (one 512-bit register of int32 scores)
@@ -299,7 +299,7 @@ exit:
     return "\n".join(lines)
 
 
-@cache
+@compiled_once
 def _kernel(vnni: bool):
     """The scan compiled for this CPU (once per process; the object code is kept in the compiled-code folder,
     :mod:`lexprobe.core.compile_cache`): ``(ctypes function, engine)`` of :func:`kernel_ir`."""

@@ -30,10 +30,10 @@ compiled code a one-query process never amortises.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 
 import numpy as np
 
+from .compile_cache import compiled_once
 from .cores import in_parallel
 from .int8_scan import Int8Queries, Int8Rows, integer_band, integer_cuts, scan
 
@@ -70,7 +70,7 @@ def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return part, vals
 
 
-@cache
+@compiled_once
 def _kernels():
     """The compiled kernels (:mod:`lexprobe.core.topk_kernels`, imported on first use: numba takes a second to
     import)."""

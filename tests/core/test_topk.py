@@ -166,3 +166,38 @@ def test_word_index_neighbors_batch_as_arrow(glove_home):
     _, _, S, E = brute(unit[[king]], unit, 3, [[king]], 1000)
     assert_topk_agrees(index.ids(index.neighbors("king", k=3, restrict_vocab=1000).column("word").to_pylist()), S[0],
                        E[0])
+
+
+def test_first_searches_from_eight_threads_compile_once(tmp_path):
+    """Eight threads making a new process's first pruned searches together (a server's first requests): the int8
+    scan's LLVM kernel and numba's kernels are compiled under one lock, so the process neither crashes (LLVM's
+    initialisation is not thread-safe) nor answers differently from a single thread."""
+    import os
+    import subprocess
+    import sys
+
+    script = r'''
+import threading, numpy as np
+from lexprobe.core import topk
+rng = np.random.default_rng(0)
+V = rng.standard_normal((40000, 32)).astype(np.float32)
+Q = rng.standard_normal((8, 32)).astype(np.float32)
+searcher, barrier, answers = topk.TopK(V), threading.Barrier(8), [None] * 8
+def run(t):
+    barrier.wait()
+    answers[t] = searcher.search(Q, 10)[1]
+threads = [threading.Thread(target=run, args=(t,)) for t in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(sum(np.array_equal(a, answers[0]) for a in answers), " ".join(map(str, answers[0].ravel())))
+'''
+    env = {**os.environ, "LEXPROBE_CACHE": str(tmp_path / "compiled")}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    same, *ids = map(int, done.stdout.split())
+    assert same == 8
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((40000, 32)).astype(np.float32)
+    Q = rng.standard_normal((8, 32)).astype(np.float32)
+    assert_topk_agrees(np.array(ids).reshape(8, 10), Q.astype(np.float64) @ V.astype(np.float64).T,
+                       dot_error(32, abs_products(Q, V)))
