@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import click
 
 from ..serve import IDLE_TIMEOUT
@@ -27,7 +29,8 @@ from .root import Context, cli
               help="Seconds after which an idle connection is closed.")
 @click.option("--warm/--no-warm", default=True, show_default=True,
               help="Compile (or load from the compiled-code folder) the search kernels and open the words indexes "
-                   "before answering, so that no request waits for them.")
+                   "before answering, so that no request waits for them; t-SNE and UMAP are made ready on a "
+                   "background thread once the server answers.")
 @click.pass_obj
 def serve(obj: Context, host: str, port: int, threads: int, models: tuple[str, ...], allow_hosts: tuple[str, ...],
           idle_timeout: int, warm: bool) -> None:
@@ -42,13 +45,24 @@ def serve(obj: Context, host: str, port: int, threads: int, models: tuple[str, .
         click.echo(f"note: listening on {host}: anyone who can reach it can read every index of {obj.home}", err=True)
     server = make_server(obj.home, host, port, threads=threads, models=models, allow_hosts=allow_hosts,
                          idle_timeout=idle_timeout, preload=True, warm=warm)
-    warmed = server.app.config["lexprobe.warm"]
-    if warmed:
+    if warm:
+        warmed = server.app.config["lexprobe.warm"]
         click.echo(f"warmed in {warmed['seconds']:.1f} s: search kernels ({', '.join(warmed['kernels'])}), words "
                    f"indexes ({', '.join(warmed['indexes']) or 'none'})", err=True)
+        threading.Thread(target=_warm_projections, name="lexprobe-warm-projections", daemon=True).start()
     try:
         click.echo(f"serving the indexes of {obj.home} at http://{host}:{server.effective_port}/ (Ctrl-C stops)")
         server.run()  # until Ctrl-C, which waitress catches: it finishes the requests being answered
     finally:
         server.close()
     click.echo("stopped")
+
+
+def _warm_projections() -> None:
+    """t-SNE's and UMAP's imports and compiled code made ready while the server already answers (UMAP's take
+    seconds to tens of seconds)."""
+    from ..serve.projection import warm_up
+
+    done = warm_up()
+    click.echo(f"projections ready in {done['seconds']:.1f} s: {'; '.join(done['libraries']) or 'none installed'}",
+               err=True)

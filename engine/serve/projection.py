@@ -18,11 +18,14 @@ similarity every other view of the page uses: two words close by cosine are clos
   sets of fewer than :data:`SPECTRAL_MIN` points start from a random layout (seeded too); it needs 3 points.
 
 scikit-learn and umap-learn are imported inside the functions: the server starts without them, and only a t-SNE or
-UMAP request pays their import. :data:`MAX_POINTS` is the largest set each method projects in one request.
+UMAP request pays their import. umap-learn's numba functions are compiled in each process (seconds, tens of seconds
+on a busy machine): ``lexprobe serve`` runs :func:`warm_up` on a background thread once it answers, so that the
+first UMAP request seldom waits for them. :data:`MAX_POINTS` is the largest set each method projects in one request.
 """
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -97,3 +100,17 @@ def project(matrix: np.ndarray, method: str, seed: int = 0, *, perplexity: float
     else:
         raise ValueError(f"unknown projection method {method!r} (choose from {', '.join(METHODS)})")
     return coords, library, []
+
+
+def warm_up() -> dict:
+    """Import scikit-learn's t-SNE and umap-learn and run each on a few random points, so that their imports and
+    compiled code are ready; a library that is not installed is skipped. Returns the seconds and libraries."""
+    t0 = time.perf_counter()
+    points = np.random.default_rng(0).standard_normal((SPECTRAL_MIN + 4, 4))
+    ready = []
+    for run in (tsne, umap):
+        try:
+            ready.append(run(points)[1])
+        except ImportError:
+            continue
+    return {"seconds": time.perf_counter() - t0, "libraries": ready}

@@ -252,3 +252,9 @@ def test_csv_holds_the_json_rows(client, endpoint, params, rows):
 def test_a_bad_format_is_a_400(client):
     code, body = get(client, "neighbors", index="glove", word="king", format="xml")
     assert code == 400 and body == {"error": "parameter 'format' must be one of json, csv, not 'xml'"}
+
+
+def test_the_projection_libraries_warm_up():
+    done = projection.warm_up()  # what lexprobe serve runs on a background thread once it answers
+    assert [library.split(" ")[0] for library in done["libraries"]] == ["scikit-learn", "umap-learn"]
+    assert done["libraries"][1].endswith("init=spectral)")  # 8 points: enough for the spectral start

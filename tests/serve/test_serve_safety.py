@@ -219,3 +219,16 @@ def test_the_server_compiles_its_kernels_and_opens_its_words_indexes_before_answ
         assert cold.app.config["lexprobe.service"].indexes.opens == 0
     finally:
         cold.close()
+
+
+def test_the_serve_command_answers_and_stops_on_ctrl_c(small_home):
+    """``lexprobe serve`` as a user starts it, through the measuring tool of benchmarks/serve.md (it waits for the
+    line saying where it serves, sends the requests one by one, then stops the server with Ctrl-C); --no-warm keeps
+    it short (the warm-up is the test above)."""
+    import sys
+
+    from lexprobe.serve.load import first_requests
+
+    argv = [sys.executable, "-m", "lexprobe", "--home", str(small_home), "serve", "--port", "0", "--no-warm"]
+    result = first_requests(argv, ["/api/indexes", "/api/neighbors?index=w&word=word0&k=2", "/api/nope"])
+    assert result["statuses"] == [200, 200, 404] and result["ready_s"] > 0
