@@ -132,3 +132,16 @@ def test_real_google_question_counts(shared_data):
     path = shared_data / "google_analogy/questions-words.txt"
     assert sum(len(r.question_index()[0]) for r in read_google(path, lowercase=True)) == 19544
     assert sum(len(r.question_index()[0]) for r in read_google(path, lowercase=True, questions="pairs")) == 30360
+
+
+def test_coverage_row_by_hand_and_an_empty_relation():
+    """Pins Coverage: coverage = kept / pairs, rounded to 4 places in the report row (1 of 3 -> 0.3333), and 0.0
+    for a relation with no pairs (never a negative or undefined share)."""
+    from lexprobe.sources.datasets.bats import Coverage
+
+    third = Coverage(relation="r", code="I01", category="inflectional", pairs=3, kept=1, dropped=2,
+                     answers_dropped=0, dropped_words=["a", "b"])
+    assert third.as_row()["coverage"] == 0.3333 and third.as_row()["oov_examples"] == "a b"
+    empty = Coverage(relation="r", code="I01", category="inflectional", pairs=0, kept=0, dropped=0,
+                     answers_dropped=0, dropped_words=[])
+    assert empty.coverage == 0.0 and empty.as_row()["coverage"] == 0.0
