@@ -83,20 +83,21 @@ class AnalogyRun:
 
 def run_analogy(words, relations: list[Relation], coverage: list[Coverage], out: str | Path, *, dataset: str,
                 method: str = "add", answers: str = "first", restrict_vocab: int | None = None,
-                eps: float = DEFAULT_EPS, honest: bool = True, normalize: bool = False) -> AnalogyRun:
-    """:func:`~lexprobe.analogies.analogy_evaluation.analogy_test`, written to ``out``: coverage (the out-of-vocabulary
+                eps: float = DEFAULT_EPS, honest: bool = True, normalize: bool = False, seed: int = 0) -> AnalogyRun:
+    """:func:`~lexprobe.analogies.analogy_evaluation.analogy_test` (``seed``: LRCos's random negatives), written to
+    ``out``: coverage (the out-of-vocabulary
     report), questions.parquet (one row per question), accuracy_relation / accuracy_category, honest.parquet +
     honest_shares (``honest``), decomposition (per tuple) and decomposition_means (per relation) with their PNG
     bar charts, and summary.json.
     """
     test = analogy_test(words, relations, coverage, method=method, restrict_vocab=restrict_vocab, eps=eps,
-                        honest=honest, normalize=normalize)
+                        honest=honest, normalize=normalize, seed=seed)
     run_dir = RunDir(out)
     run_dir.write_table("coverage", test.coverage)
     run_dir.write_table("questions", test.questions, markdown=False)
     run_dir.write_table("accuracy_relation", test.by_relation)
     run_dir.write_table("accuracy_category", test.by_category)
-    summary = {"words": words.name, "dataset": dataset, "method": method, "answers": answers,
+    summary = {"words": words.name, "dataset": dataset, "method": method, "seed": seed, "answers": answers,
                "restrict_vocab": restrict_vocab, "eps": eps, "questions": len(test.questions),
                "accuracy": test.accuracy, "pairs_dropped": sum(c.dropped for c in coverage),
                "identity_pairs_dropped": sum(c.identity for c in coverage), "skipped": test.skipped}

@@ -86,7 +86,8 @@ def run_all(obj: Context, out, data, seed, stages, quick, list_stages, device, d
               help="--compare: questions answered by gensim (and compared).")
 @click.option("--faiss-sample", type=click.IntRange(min=1), default=5000, show_default=True,
               help="--compare: questions answered by the batched FAISS search.")
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the --compare samples.")
+@click.option("--seed", type=SEED, default=0, show_default=True,
+              help="Seed of LRCos's random negatives (--method lrcos) and of the --compare samples.")
 @click.option("--record", type=click.Path(dir_okay=False),
               help="--compare: markdown file the timing is appended to (default: benchmark.md in --out).")
 @click.pass_obj
@@ -107,7 +108,7 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
                                            questions=google_questions)
     run = run_analogies.run_analogy(words, relations, coverage, out_dir, dataset=dataset, method=method,
                                     answers=answers, restrict_vocab=restrict_vocab, eps=eps, honest=honest,
-                                    normalize=normalize)
+                                    normalize=normalize, seed=seed)
     click.echo(render(run.test.by_category, "table", ["category", "questions", "accuracy", "mrr"]))
     if run.test.honest_shares:
         click.echo("honest test shares: " + ", ".join(f"{k} {v:.1%}" for k, v in run.test.honest_shares.items()

@@ -186,3 +186,22 @@ def test_cli_methods(cli, glove_home, shared_data, tmp_path):
     assert run.code == 0, run
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["method"] == "lrcos" and summary["questions"] == 50 and summary["accuracy"] > 0.7
+    assert summary["seed"] == 0
+    # --seed reaches LRCos's random negatives: the questions equal analogy_test's with the same seed
+    import pyarrow.parquet as pq
+
+    from lexprobe.analogies.analogy_evaluation import analogy_test
+
+    again = cli("--home", glove_home, "run", "analogy", "--words", "glove", "--dataset", bats, "--method", "lrcos",
+                "--seed", 7, "--out", tmp_path / "run7")
+    assert again.code == 0, again
+    words = WordIndex.open("glove", home=glove_home)
+    relations, coverage = usable_relations(words, bats)
+    scores = {}
+    for seed, folder in ((0, "run"), (7, "run7")):
+        expected = analogy_test(words, relations, coverage, method="lrcos", seed=seed).questions
+        got = pq.read_table(tmp_path / folder / "questions.parquet")
+        assert got.column("prediction").to_pylist() == expected.column("prediction").to_pylist()
+        assert np.allclose(got.column("score").to_numpy(), expected.column("score").to_numpy(), atol=1e-6)
+        scores[seed] = got.column("score").to_numpy()
+    assert not np.allclose(scores[0], scores[7])  # other negatives, other probabilities
