@@ -2,13 +2,15 @@
 
 Rows carry the CLI's field names (``query neighbors``: query, rank, word, score; ``query analogy``: a, a_star, b,
 rank, word, score; ``query offsets``: relation, n_pairs, ocs, pcs; ``query senses``: rank, score, sense, lemma, pos,
-sentence, instance_id; ``query probe``: rank, token, probability). Bad input raises :class:`BadRequest` (HTTP 400),
-something named that does not exist :class:`~.opened.NotFound` (404); the app turns both into ``{"error": ...}``.
-Nothing here writes, and there is no SQL: every answer comes from the library's own queries. The masked LMs
-``/api/probe`` may run are the ones the server was started with (``models``): a request names one of them or gets
-a 400, so no request loads a model from a path or converts one (a GGUF file is dequantised into the cache on first
-use, a write). No answer holds an absolute path (:func:`public_text`): the client learns names, not the layout of
-the server's disks.
+sentence, instance_id; ``query probe``: rank, token, probability); ``/api/projection`` draws a view's points in 2-D
+(:mod:`.projection`). :data:`ENDPOINTS` documents every endpoint once: the app routes from it, exports each
+answer's table as CSV from it and serves it as an OpenAPI document (:func:`openapi`). Bad input raises
+:class:`BadRequest` (HTTP 400), something named that does not exist :class:`~.opened.NotFound` (404); the app
+turns both into ``{"error": ...}``. Nothing here writes, and there is no SQL: every answer comes from the library's
+own queries. The masked LMs ``/api/probe`` may run are the ones the server was started with (``models``): a
+request names one of them or gets a 400, so no request loads a model from a path or converts one (a GGUF file is
+dequantised into the cache on first use, a write). No answer holds an absolute path (:func:`public_text`): the
+client learns names, not the layout of the server's disks.
 """
 
 from __future__ import annotations
@@ -427,14 +429,15 @@ class Service:
         return [{"group": g, "origin": o, "score": None if s is None else float(s), "gloss": None,
                  "frequency_bucket": frequency_bucket(r)} for g, o, s, r in zip(groups, origins, scores, ranks)]
 
-    def _split_known(self, index: WordIndex, words: list[str]) -> tuple[list[str], list[str]]:
+    @staticmethod
+    def _split_known(index: WordIndex, words: list[str]) -> tuple[list[str], list[str]]:
+        """The words the index has and those it lacks, each in the given order."""
         known = index.known(words)
         return [w for w in words if w in known], [w for w in words if w not in known]
 
     def _words_points(self, index: WordIndex, params: Mapping[str, str], method: str):
         words = word_list(params, "words")
-        check_size(len(words), method,
-                         f"{len(words)} words")
+        check_size(len(words), method, f"{len(words)} words")
         known, unknown = self._split_known(index, words)
         ids = index.ids(known)
         return known, index.raw_of(ids), self._word_meta(index, ids, ["word"] * len(known), [None] * len(known)), \
@@ -443,8 +446,7 @@ class Service:
     def _neighbors_points(self, index: WordIndex, params: Mapping[str, str], method: str):
         word = text(params, "word")
         k = integer(params, "k", 10, 1, MAX_K)
-        check_size(k + 1, method,
-                         f"a word and its {k} neighbours")
+        check_size(k + 1, method, f"a word and its {k} neighbours")
         if word not in index:
             return [], np.zeros((0, index.dim), np.float32), [], [], [word]
         table = index.neighbors([word], k)
@@ -456,12 +458,11 @@ class Service:
 
     def _relation_points(self, index: WordIndex, params: Mapping[str, str], method: str):
         if params.get("pairs", "").strip():
-            pairs, unknown = pair_list(params, "pairs"), []
+            pairs = pair_list(params, "pairs")
             words = list(dict.fromkeys(w for pair in pairs for w in pair))
-            check_size(len(words), method,
-                             f"{len(words)} words in {len(pairs)} pairs")
-            known = set(self._split_known(index, words)[0])
-            unknown = [w for w in words if w not in known]
+            check_size(len(words), method, f"{len(words)} words in {len(pairs)} pairs")
+            known, unknown = self._split_known(index, words)
+            known = set(known)
             pairs = [(s, e) for s, e in pairs if s in known and e in known and s != e]
         else:
             dataset = text(params, "dataset")
@@ -476,8 +477,7 @@ class Service:
                     position[word] = len(position)
                     groups.append(role)
         words = list(position)
-        check_size(len(words), method,
-                         f"{len(words)} words in {len(pairs)} pairs")
+        check_size(len(words), method, f"{len(words)} words in {len(pairs)} pairs")
         ids = index.ids(words)
         edges = [[position[s], position[e]] for s, e in pairs]
         return words, index.raw_of(ids), self._word_meta(index, ids, groups, [None] * len(words)), edges, unknown
@@ -511,8 +511,7 @@ class Service:
         rows = np.flatnonzero(index.table.column("lemma").to_numpy(zero_copy_only=False) == lemma)
         if not len(rows):
             raise NotFound(f"index {index.name!r} has no instance of lemma {lemma[:80]!r}")
-        check_size(len(rows), method,
-                         f"{len(rows)} instances of {lemma!r}")
+        check_size(len(rows), method, f"{len(rows)} instances of {lemma!r}")
         hits = index.table.take(pa.array(rows))
         senses = hits.column("sense").to_pylist()
         glosses = [None] * len(rows)

@@ -2,7 +2,8 @@
 
 Flask gives the routing, the JSON responses and an in-process test client; waitress is a pure-Python,
 multi-threaded WSGI server, so the endpoints (synchronous numpy, FAISS and torch calls that release the GIL) run
-side by side. Every answer that is not the page is JSON: a result, or ``{"error": "one clear message"}`` with
+side by side. Every answer that is not the page or a CSV file (``format=csv``: an answer's table) is JSON: a
+result (``/api/openapi.json``: the OpenAPI document of them all), or ``{"error": "one clear message"}`` with
 status 400 (bad input, or a Host that is not the server's), 404 (no such index, word, dataset, relation or
 endpoint), 405 (not a GET) or 500 (an index that fails its checks, or a bug; the traceback goes to the server's
 log, never to the client). No message holds an absolute path.

@@ -121,9 +121,10 @@ def start_bench(home: str, index: str = "glove", *, requests: int = 150, repeats
              f"modes); the compiled-code folder as earlier runs left it",
              f"first request: warm-up **{first['warm-up']:.0f} ms**, baseline {first['no warm-up']:.0f} ms "
              f"(**{first['no warm-up'] / first['warm-up']:.1f}x**); slowest of the {len(words)}: "
-             f"{slow['warm-up']:.0f} ms vs {slow['no warm-up']:.0f} ms (**{slow['no warm-up'] / slow['warm-up']:.1f}x**)"
-             ", medians of the runs. Without warm-up the index is opened by the first request and the kernels are "
-             "loaded inside a later one (the first requests take a full scan in numpy meanwhile)",
+             f"{slow['warm-up']:.0f} ms vs {slow['no warm-up']:.0f} ms "
+             f"(**{slow['no warm-up'] / slow['warm-up']:.1f}x**), medians of the runs. Without warm-up the index is "
+             "opened by the first request and the kernels are loaded inside a later one (the first requests take a "
+             "full scan in numpy meanwhile)",
              "with warm-up the server also readies t-SNE and UMAP on a background thread once it answers: it competes "
              "with these requests for the GIL",
              "load average (1, 5, 15 min) at the end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg())]
