@@ -102,8 +102,15 @@ def run_compare(embeddings: Sequence[tuple[str, Callable[[], object]]], out: str
     run_dir.write_table("compare", result.table)
     rows = result.table.to_pylist()
     groups = list(dict.fromkeys(f"{r['measure']} ({Path(r['dataset']).name})" for r in rows))
-    value = {(r["embedding"], f"{r['measure']} ({Path(r['dataset']).name})"): r["value"] for r in rows}
+    cell = {(r["embedding"], f"{r['measure']} ({Path(r['dataset']).name})"): r for r in rows}
+
+    def span(row):
+        return None if row is None or row["low"] is None else (row["low"], row["high"])
+
     plots.bar_chart(run_dir.file("compare.png"), groups,
-                    {label: [value.get((label, g)) for g in groups] for label, _ in embeddings},
-                    title="Embeddings compared", ylabel="accuracy, mean OCS / PCS, correlation")
+                    {label: [cell[label, g]["value"] if (label, g) in cell else None for g in groups]
+                     for label, _ in embeddings},
+                    intervals={label: [span(cell.get((label, g))) for g in groups] for label, _ in embeddings},
+                    title="Embeddings compared (95% intervals where the measure has one)",
+                    ylabel="accuracy, mean OCS / PCS, correlation")
     return result

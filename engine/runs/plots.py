@@ -51,9 +51,10 @@ def _legend_outside(ax) -> None:
 
 def bar_chart(path: str | Path, labels: Sequence[str], series: Mapping[str, Sequence[float]], *,
               title: str = "", ylabel: str = "", stacked: bool = False, horizontal: bool = False,
-              unit_y: bool = False) -> Path:
+              unit_y: bool = False, intervals: Mapping[str, Sequence[tuple | None]] | None = None) -> Path:
     """Grouped (or stacked) bars: one group per label, one bar per series; the value axis includes zero
-    (``unit_y``, vertical bars: it spans [0, 1], for shares)."""
+    (``unit_y``, vertical bars: it spans [0, 1], for shares). ``intervals``: per series, a (low, high) per bar
+    (None where the bar has none), drawn as error bars."""
     plt = _pyplot()
     n = len(labels)
     size = (max(5.5, 0.32 * n * max(1, len(series)) ** 0.5 + 2), 4.0) if not horizontal else (6.5, max(3.0, 0.24 * n + 1))
@@ -64,10 +65,18 @@ def bar_chart(path: str | Path, labels: Sequence[str], series: Mapping[str, Sequ
     for j, (name, values) in enumerate(series.items()):
         values = np.asarray([np.nan if v is None else v for v in values], dtype=float)
         offset = 0 if stacked else (j - (len(series) - 1) / 2) * width
+        spans = (intervals or {}).get(name)
+        errors = None
+        if spans is not None:
+            low, high = (np.asarray([np.nan if s is None or s[i] is None else s[i] for s in spans], dtype=float)
+                         for i in (0, 1))
+            errors = np.vstack([values - low, high - values])  # NaN where a bar has no span: nothing drawn
         if horizontal:
-            ax.barh(pos + offset, values, height=width, left=bottom if stacked else None, label=name)
+            ax.barh(pos + offset, values, height=width, left=bottom if stacked else None, label=name, xerr=errors,
+                    capsize=2 if errors is not None else 0)
         else:
-            ax.bar(pos + offset, values, width=width, bottom=bottom if stacked else None, label=name)
+            ax.bar(pos + offset, values, width=width, bottom=bottom if stacked else None, label=name, yerr=errors,
+                   capsize=2 if errors is not None else 0)
         if stacked:
             bottom = bottom + np.nan_to_num(values)
     if horizontal:

@@ -86,3 +86,17 @@ def test_report_opens_with_findings_table(tmp_path):
     assert "Word senses" in table and "skipped" in table and "coverage" not in table
     page = to_html(report, tmp_path)
     assert page.index("<h2>Findings</h2>") < page.index("<h2>Settings</h2>") and "<th>finding</th>" in page
+
+
+def test_bar_chart_draws_the_intervals_it_is_given(tmp_path, captured):
+    """``intervals`` become error bars spanning exactly (low, high) of each bar; a bar without one gets none."""
+    plots.bar_chart(tmp_path / "ci.png", ["a", "b", "c"], {"x": [0.5, 0.2, 0.7], "y": [0.4, None, 0.1]},
+                    intervals={"x": [(0.4, 0.65), None, (0.6, 0.75)], "y": [(0.3, 0.5), None, None]})
+    (fig, *_), = captured
+    spans = []
+    for container in fig.axes[0].containers:
+        if type(container).__name__ == "ErrorbarContainer":
+            segments = container.lines[2][0].get_segments()
+            spans += [tuple(round(float(v), 6) for v in (seg[0][1], seg[1][1])) for seg in segments
+                      if len(seg) == 2 and np.isfinite(seg).all()]
+    assert sorted(spans) == sorted([(0.4, 0.65), (0.6, 0.75), (0.3, 0.5)])
