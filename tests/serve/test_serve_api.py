@@ -87,6 +87,13 @@ def test_honest_analogy_may_return_an_input_word(client):
     assert [r["word"] for r in body["rows"]] == ["king", "queen"]  # a* itself wins when nothing is excluded
 
 
+def test_analogy_without_k_gives_five_answers_ranked_from_one(client):
+    """Pins /api/analogy's default k (5, as documented in the OpenAPI table) and its 1-based ranks."""
+    status, body = get(client, "analogy", index="glove", a="man", a_star="king", b="woman")
+    assert status == 200 and [r["rank"] for r in body["rows"]] == [1, 2, 3, 4, 5]
+    assert body["rows"][0]["word"] == "queen"
+
+
 def test_offsets_lists_relations_then_scores_one_by_hand(client, glove):
     status, body = get(client, "offsets", index="glove", dataset="bats")
     assert status == 200
