@@ -231,6 +231,8 @@ def _cells(row: dict, columns) -> list[str]:
     ("projection", {"index": "glove", "view": "inserted", "k": 2}, "points"),
     ("projection", {"index": "bank", "view": "senses", "lemma": "bank", "definitions": 1}, "points"),
     ("neighbors", {"index": "glove", "word": "king", "k": 5}, "rows"),
+    ("senses", {"index": "bank", "sentence": "they fished from the bank of the stream", "target": "bank", "k": 3,
+                "definitions": 1}, "rows"),
     ("analogy", {"index": "glove", "a": "man", "a_star": "king", "b": "woman", "k": 3}, "rows"),
     ("offsets", {"index": "glove", "dataset": "bats"}, "relations"),
     ("offsets", {"index": "glove", "dataset": "bats", "relation": "I01", "shuffles": 2}, "points"),
