@@ -158,11 +158,11 @@ def probe_wnlampro(model: str, entries: Sequence[Entry], *, dataset: str, strate
                    split: str = "all", relations: Sequence[str] = (), limit: int | None = None, cutoff: int = 100,
                    batch_size: int = 64, ota_iterations: int | None = None, seed: int = 0,
                    threads: int | None = None, device="auto", dtype="float32", providers=None,
-                   policy=None) -> WNLaMProScores:
+                   policy=None, ota_batch_threads: int = 1) -> WNLaMProScores:
     """WNLaMPro ``entries`` (those of ``split`` and ``relations``, at most ``limit`` per relation) probed with
     ``model`` (:func:`lexprobe.rare_words.probing.probe_tables`; ``dataset`` names where the entries came from in
-    the summary); ``providers`` (the AM strategies' keyword vectors) and ``policy`` as in
-    :func:`lexprobe.rare_words.probing.probe`. Writes nothing."""
+    the summary); ``providers`` (the AM strategies' keyword vectors), ``policy`` and ``ota_batch_threads`` as
+    there. Writes nothing."""
     from .language_models import load_lm
     from .probing import population_of, probe_tables, select
 
@@ -174,7 +174,7 @@ def probe_wnlampro(model: str, entries: Sequence[Entry], *, dataset: str, strate
         result = probe_tables(chosen, load_lm(model, device=device, dtype=dtype), strategies=strategies,
                               cutoff=cutoff, batch_size=batch_size, ota_iterations=ota_iterations, seed=seed,
                               population=population_of(every) if limit is not None else None,
-                              providers=providers, policy=policy)
+                              providers=providers, policy=policy, ota_batch_threads=ota_batch_threads)
     result.summary.update({"model": model, "dataset": dataset, "split": split, "limit": limit, "seed": seed,
                            **({"dtype": dtype} if dtype != "float32" else {})})
     return result
@@ -210,16 +210,17 @@ STAGE_STRATEGIES = ("original", "ota", "first", "last", "avg")
 
 
 def stage_probe(model: str, dataset: str, *, quick: bool, seed: int, home, device="auto", dtype="float32",
-                entries: Sequence[Entry] | None = None, threads: int = 1) -> dict:
-    """What one model of the WNLaMPro stage computes on ``threads`` torch threads, writing nothing (a worker
-    process's call): WNLaMPro built from WordNet for its vocabulary (``entries``, unless given) and probed with
-    every strategy (:func:`probe_wnlampro`'s ``result``; ``dataset`` is where the stage writes the entries)."""
+                ota_batch_threads: int = 1) -> dict:
+    """What one model of the WNLaMPro stage computes, writing nothing (a worker process's call): WNLaMPro built
+    from WordNet for its vocabulary (``entries``) and probed with every strategy (:func:`probe_wnlampro`'s
+    ``result``; ``dataset`` is where the stage writes the entries), OTA's batches ``ota_batch_threads`` at once."""
     from .wnlampro_build import build_wnlampro
 
     limit, ota_iterations = STAGE_MODELS[model]["quick" if quick else "full"]
-    entries = build_wnlampro(model, seed=seed, home=home) if entries is None else entries
+    entries = build_wnlampro(model, seed=seed, home=home)
     result = probe_wnlampro(model, entries, dataset=dataset, strategies=STAGE_STRATEGIES, limit=limit,
-                            ota_iterations=ota_iterations, seed=seed, threads=threads, device=device, dtype=dtype)
+                            ota_iterations=ota_iterations, seed=seed, device=device, dtype=dtype,
+                            ota_batch_threads=ota_batch_threads)
     return {"entries": entries, "result": result}
 
 
@@ -265,23 +266,22 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
     bucket with intervals.
 
     A sample of entries per relation (``STAGE_MODELS``, seeded) and a short OTA keep the stage within minutes. Both
-    cores work: first the masked model is built and probed on one torch thread while, beside it, WNLaMPro is built
-    for the causal model (:func:`lexprobe.sources.models.in_processes`: worker processes); then the causal model,
-    the dearest by far, is probed here on every usable core; then everything is written here. Its forward and
-    backward passes give the same numbers on one thread as on several (checked: ``benchmarks/main-job.md``).
+    cores work: the two models are built and probed side by side, each in a worker process on one torch thread
+    (:func:`lexprobe.sources.models.in_processes`), and the causal model's OTA (nearly all of the stage) runs its
+    batches on every usable core at once (``batch_threads``: once the masked model is done, both cores are its);
+    then everything is written here. The same numbers as one after the other on one thread: each batch and each
+    model computes what it computes alone (checked: ``benchmarks/main-job.md``).
     """
     from .rare_word_claims import frequency_effect, ota_vs_baselines, table4 as table4_finding
-    from .wnlampro_build import build_wnlampro, table4, table4_against_paper
+    from .wnlampro_build import table4, table4_against_paper
     from ..core.cores import usable_cores
     from ..sources.models import in_processes
 
-    *side, last = STAGE_MODELS
     options = {"quick": settings.quick, "seed": settings.seed, "home": settings.home, "device": settings.device,
                "dtype": settings.dtype}
-    dataset = {model: str(run_dir.path / model / "dataset" / DATASET_FILE) for model in STAGE_MODELS}
-    first = in_processes([(stage_probe, (model, dataset[model]), options) for model in side]
-                         + [(build_wnlampro, (last,), {"seed": settings.seed, "home": settings.home})])
-    computed = first[:-1] + [stage_probe(last, dataset[last], **options, entries=first[-1], threads=usable_cores())]
+    batch_threads = {"smollm2": usable_cores()}  # the causal model's OTA: the dearest part by far
+    computed = in_processes([(stage_probe, (model, str(run_dir.path / model / "dataset" / DATASET_FILE)),
+                              {**options, "ota_batch_threads": batch_threads.get(model, 1)}) for model in STAGE_MODELS])
     runs = [_stage_model(run_dir, settings, model, c) for model, c in zip(STAGE_MODELS, computed)]
     buckets = ("rare", "medium", "frequent", "all")
     section = Section("wnlampro", WNLAMPRO_TITLE, "rare-words")
