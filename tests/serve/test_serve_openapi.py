@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import (content_type_conformance, negative_data_rejection, not_a_server_error,
                                  response_schema_conformance, status_code_conformance)
 
-from lexprobe.serve.api import ENDPOINTS
+from lexprobe.serve.api import ENDPOINT, ENDPOINTS, openapi
 from lexprobe.serve.app import Running, create_app
 from serve_fixtures import small_home
 
@@ -82,13 +82,21 @@ class Reading(dict):
     ("projection", {"index": "bank", "view": "senses", "lemma": "bank"}),
     ("projection", {"index": "glove", "view": "inserted"}),
 ])
-def test_every_parameter_the_code_reads_is_documented(tmp_path_factory, shared_data, endpoint, params):
+def test_real_answers_read_documented_parameters_and_match_the_document(tmp_path_factory, shared_data, endpoint,
+                                                                       params):
+    """A real answer of each endpoint and view: every parameter its code read is documented, and the answer fits
+    the document's JSON schema (the generated requests above mostly get errors)."""
+    from jsonschema import Draft202012Validator
+
     service = create_app(small_home(tmp_path_factory.mktemp("serve_openapi")), models=(),
                          data_places=[shared_data]).config["lexprobe.service"]
     documented = {e.path: {p.name for p in e.params} for e in ENDPOINTS}
     query = Reading(params)
-    getattr(service, {e.path: e.method for e in ENDPOINTS}[endpoint])(query)
+    answer = getattr(service, {e.path: e.method for e in ENDPOINTS}[endpoint])(query)
     assert query.read and query.read <= documented[endpoint] - {"format"}, query.read - documented[endpoint]
+    schema = openapi("0")["paths"][f"/api/{endpoint}"]["get"]["responses"]["200"]["content"]["application/json"]
+    errors = [e.message for e in Draft202012Validator(schema["schema"]).iter_errors(answer)]
+    assert not errors and answer[ENDPOINT[endpoint].rows[0]], errors
 
 
 def test_the_document_lists_every_route(served):
