@@ -66,9 +66,11 @@ def first_requests(argv: Sequence[str], paths: Sequence[str], *, timeout: float 
     import re
     import signal
     import subprocess
+    import tempfile
 
     t0 = time.perf_counter()
-    server = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    errors = tempfile.TemporaryFile(mode="w+")
+    server = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=errors, text=True)
     try:
         url = None
         for line in server.stdout:
@@ -77,7 +79,9 @@ def first_requests(argv: Sequence[str], paths: Sequence[str], *, timeout: float 
                 url = found.group(1)
                 break
         if url is None:
-            raise RuntimeError(f"the server stopped before serving (exit {server.wait()})")
+            errors.seek(0)
+            said = " ".join(errors.read().split()[-40:])
+            raise RuntimeError(f"the server stopped before serving (exit {server.wait()}): {said}")
         ready = time.perf_counter() - t0
         results = [_get(url + path, timeout) for path in paths]
     finally:
@@ -86,6 +90,7 @@ def first_requests(argv: Sequence[str], paths: Sequence[str], *, timeout: float 
             server.wait(timeout=60)
         except subprocess.TimeoutExpired:
             server.kill()
+        errors.close()
     return {"ready_s": ready, "statuses": [s for s, _ in results], "seconds": [t for _, t in results]}
 
 
