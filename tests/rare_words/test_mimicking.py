@@ -62,6 +62,26 @@ def test_uniform_attention_weighs_every_known_word_alike():
     assert np.allclose(got.vectors[0], alpha * np.ones(2) + (1 - alpha) * np.array([2 * ctx[0], 0]), atol=1e-6)
 
 
+def test_uniform_attention_gives_a_single_one_word_context_all_the_weight():
+    """Pins the uniform weights' normalisation (counts / their sum; the sum is clamped to at least 1 only so
+    that a word without contexts gets zeros, not NaN): one context with one known word has rho = 1 and ctx =
+    that word's vector."""
+    got = tiny_model("uniform").infer(["ab"], [["z ab"]])
+    assert np.allclose(got.rho[0], [1.0], atol=1e-6)
+    alpha = 1 / (1 + math.exp(-(1 - 153.5 / 173)))  # ctx = z = (1, 1)
+    assert got.alpha[0] == pytest.approx(alpha, abs=1e-6)
+
+
+def test_the_vocabulary_defaults_are_the_authors_3_to_5_grams():
+    """Pins NGramVocab.from_lists' defaults (n-grams of 3 to 5 characters, threshold 4), the lengths its ids
+    for a new word are cut with."""
+    lists = [char_ngrams(w) for w in ("abcde", "abcdf", "abcdg", "abcdh")]
+    vocab = NGramVocab.from_lists(lists)
+    assert (vocab.nmin, vocab.nmax) == (3, 5)
+    assert "<S>abcd" in vocab.ngrams and len(vocab.ids("abcdz")) == len(char_ngrams("abcdz", 3, 5))
+    assert NGramVocab.from_lists(lists[:3]).ngrams == ["UNK", "PAD"]  # in 3 lists: under the threshold
+
+
 def test_no_usable_context_gives_the_form_and_no_gate():
     model = tiny_model()
     got = model.infer(["ab", "ab", "zz"], [[], ["ab q", "ab"], None])
