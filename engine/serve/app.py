@@ -141,7 +141,8 @@ def csv_response(endpoint: Endpoint, answer: dict) -> Response:
         writer.writerow([csv_value(row.get(c)) for c in columns])
     about = answer.get("index") or answer.get("model") or ""
     view = answer.get("view", "")
-    name = "-".join(re.sub(r"[^\w.-]+", "_", part) for part in ("lexprobe", endpoint.path, about, view) if part)
+    parts = ("lexprobe", endpoint.path, about, view)
+    name = "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", part) for part in parts if part)  # an ASCII header
     return Response(out.getvalue(), mimetype="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{name}.csv"'})
 
