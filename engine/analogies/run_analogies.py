@@ -29,9 +29,6 @@ TITLES = {
     "offsets": "Offset concentration and pairing consistency vs random sets (Table 1, Figure 5)",
 }
 NEIGHBOR_WORDS = ("king", "frog", "paris", "computer")
-SIMILARITY_SETS = ("wordsim353", "simlex999")
-
-
 def glove_word_index(home: Path) -> dict:
     """Build (or reuse) ``glove``: the packaged 400k GloVe, exact flat index."""
     from ..core import vector_index as vindex
@@ -256,23 +253,21 @@ def glove_analogy_stage(run_dir: RunDir, settings) -> Section:
 
 
 def add_word_similarity(section: Section, run_dir: RunDir, index, settings) -> None:
-    """WordSim-353 and SimLex-999 scored by ``index`` (:meth:`~lexprobe.kinds.words.WordIndex.evaluate_word_pairs`
-    with gensim's defaults: the 300,000 most frequent words, case ignored, pairs with an unknown word left out):
-    Spearman and Pearson with their p-values and 95% bootstrap intervals (1,000 resamples, the run's seed), the
-    share of pairs left out; a table of ``section``, word_similarity.{md,parquet,png}. A set is taken from
-    the located data when there (``settings.data``), else from gensim's test data
-    (:func:`lexprobe.sources.datasets.word_pairs.gensim_copy`); where it came from goes into the settings."""
-    from ..sources.datahome import tree_checksum
-    from ..sources.datasets.word_pairs import gensim_copy
+    """The word-similarity sets (WordSim-353, SimLex-999, MEN, the Rare Words) scored by ``index``
+    (:meth:`~lexprobe.kinds.words.WordIndex.evaluate_word_pairs` with gensim's defaults: the 300,000 most frequent
+    words, case ignored, pairs with an unknown word left out): Spearman and Pearson with their p-values and 95%
+    bootstrap intervals (1,000 resamples, the run's seed), the share of pairs left out; a table of ``section``,
+    word_similarity.{md,parquet,png}. Each set as located (``settings.data``: the data home, ../shared/data, else
+    gensim's test copies of WordSim-353 and SimLex-999); where it came from goes into the settings."""
+    from ..sources.datahome import fetch_hint, tree_checksum
+    from ..sources.datasets.word_pairs import SETS
 
     rows = []
-    for name in SIMILARITY_SETS:
-        found = (settings.data[name], settings.data_info.get(name, {}).get("source", "located data")) \
-            if name in settings.data else gensim_copy(name)
-        if found is None:
-            section.settings[f"similarity {name}"] = "not found (needs gensim's test data or a copy in the data)"
+    for name in SETS:
+        if name not in settings.data:
+            section.settings[f"similarity {name}"] = f"not found: {fetch_hint(name)}"
             continue
-        path, source = found
+        path, source = settings.data[name], settings.data_info.get(name, {}).get("source", "located data")
         scores = index.evaluate_word_pairs(path, seed=settings.seed)
         section.settings[f"similarity {name}"] = f"{source}, sha256 {tree_checksum(path)['sha256'][:16]}"
         (s_low, s_high), (p_low, p_high) = scores.spearman_interval, scores.pearson_interval

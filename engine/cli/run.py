@@ -137,8 +137,9 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
 @click.option("--method", "methods", type=click.Choice(ALL_METHODS), multiple=True, default=("add",),
               show_default=True, help="Analogy method(s), repeat for several. " + METHODS_HELP)
 @click.option("--similarity", "similarity", multiple=True, type=click.Path(dir_okay=False, exists=True),
-              help="Word-similarity set(s) in their released formats (default: WordSim-353 and SimLex-999 from "
-                   "gensim's test data, where installed).")
+              help="Word-similarity set(s) in their released formats (default: every set of WordSim-353, "
+                   "SimLex-999, MEN and the Rare Words found in the data home or ../shared/data, else gensim's "
+                   "test copies of the first two).")
 @click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
               help="first: only each pair's first answer is correct (the paper); any: any listed answer (vecto).")
 @click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words.")
@@ -160,7 +161,8 @@ def run_compare(obj: Context, vectors, limit, vocab, dataset, methods, similarit
     from ..analogies.run_compare import run_compare as compare
     from ..core.store import MANIFEST
     from ..kinds.words import WordIndex, load_vectors
-    from ..sources.datasets.word_pairs import GENSIM_COPIES, gensim_copy
+    from ..sources import datahome
+    from ..sources.datasets.word_pairs import SETS
 
     def embedding(spec):  # (label, open): an index of the home, else a vector file or alias read in memory
         if (obj.home / spec / MANIFEST).is_file():
@@ -168,7 +170,9 @@ def run_compare(obj: Context, vectors, limit, vocab, dataset, methods, similarit
         return f"{spec} (first {limit})" if limit else spec, lambda: load_vectors(spec, limit=limit, vocab=vocab)
 
     if not similarity:
-        similarity = [found[0] for found in map(gensim_copy, GENSIM_COPIES) if found is not None]
+        places = [datahome.data_home(), datahome.shared_data()]
+        found = (datahome.find(name, places) or datahome.packaged_copy(name) for name in SETS)
+        similarity = [hit[0] for hit in found if hit is not None]
     result = compare([embedding(spec) for spec in vectors], out_dir, dataset=dataset, methods=methods,
                      similarity=similarity, answers=answers, lowercase=lowercase, restrict_vocab=restrict_vocab,
                      n_shuffles=shuffles, seed=seed)

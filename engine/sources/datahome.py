@@ -81,7 +81,21 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("streusle", "STREUSLE 4.7.1 (Schneider et al.): SNACS supersenses",
             "https://github.com/nert-nlp/streusle/archive/refs/tags/v4.7.1.zip",
             "test/streusle.ud_test.conllulex", licence="CC BY-SA 4.0"),
+    # word similarity (lexprobe.sources.datasets.word_pairs reads each released file)
+    Dataset("wordsim353", "WordSim-353 (Finkelstein et al. 2002)",
+            "http://www.cs.technion.ac.il/~gabr/resources/data/wordsim353/wordsim353.zip", "combined.tab",
+            entry="combined.tab", licence="unspecified; cite"),
+    Dataset("simlex999", "SimLex-999 (Hill et al. 2015)", "https://fh295.github.io/SimLex-999.zip",
+            "SimLex-999.txt", entry="SimLex-999.txt", licence="unspecified; cite"),
+    Dataset("men", "MEN Test Collection (Bruni et al. 2014), natural form",
+            "https://staff.fnwi.uva.nl/e.bruni/resources/MEN/MEN.tar.gz", "MEN_dataset_natural_form_full",
+            entry="MEN_dataset_natural_form_full", licence="CC BY 3.0"),
+    Dataset("rw", "Stanford Rare Words (Luong et al. 2013)", "https://nlp.stanford.edu/~lmthang/morphoNLM/rw.zip",
+            "rw.txt", entry="rw.txt", licence="unspecified; cite"),
 )}
+
+# The copies gensim ships in its test data (whole sets): what a new machine runs without fetching anything.
+GENSIM_COPIES = {"google": "questions-words.txt", "wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
 
 
 def data_home() -> Path:
@@ -98,14 +112,13 @@ def shared_data() -> Path:
 
 
 def packaged_copy(name: str) -> tuple[Path, str] | None:
-    """A copy shipped inside an installed package, and which: gensim's test data holds the Google set."""
-    if name != "google":
-        return None
+    """A copy shipped inside an installed package, and which: gensim's test data holds the Google set, WordSim-353
+    and SimLex-999 (:data:`GENSIM_COPIES`); None without gensim or such a copy."""
     spec = importlib.util.find_spec("gensim")
-    if spec is None or not spec.submodule_search_locations:
+    if name not in GENSIM_COPIES or spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(spec.submodule_search_locations[0]) / "test" / "test_data" / "questions-words.txt"
-    if not path.exists():
+    path = Path(spec.submodule_search_locations[0]) / "test" / "test_data" / GENSIM_COPIES[name]
+    if not path.is_file():
         return None
     from importlib.metadata import version
 

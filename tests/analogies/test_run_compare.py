@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lexprobe
-from lexprobe.sources.datasets.word_pairs import gensim_copy
+from lexprobe.sources.datahome import packaged_copy
 
 RELATIONS = ("I01 [noun - plural_reg].txt", "I07 [verb_inf - Ved].txt")
 
@@ -36,7 +36,7 @@ def setup(tmp_path_factory, cli, shared_data):
     bats.mkdir(parents=True)
     for name in RELATIONS:
         shutil.copy(shared_data / "BATS_3.0" / "1_Inflectional_morphology" / name, bats / name)
-    wordsim = gensim_copy("wordsim353")
+    wordsim = packaged_copy("wordsim353")
     assert wordsim is not None, "gensim's test data (wordsim353.tsv) is missing"
     dataset = f"bats:{root / 'bats'}"
     out = root / "run"

@@ -50,13 +50,13 @@ def test_released_formats_read(name, tmp_path):
 
 
 def test_gensims_files_read_whole():
-    from lexprobe.sources.datasets.word_pairs import gensim_copy
+    from lexprobe.sources.datahome import packaged_copy
 
     assert read_word_pairs(GENSIM_DATA / "wordsim353.tsv").num_rows == 353
     assert read_word_pairs(GENSIM_DATA / "simlex999.txt").num_rows == 999
-    path, source = gensim_copy("simlex999")
+    path, source = packaged_copy("simlex999")
     assert path == GENSIM_DATA / "simlex999.txt" and source == f"gensim=={__import__('gensim').__version__} (test data)"
-    assert gensim_copy("men") is None  # gensim ships no MEN
+    assert packaged_copy("men") is None  # gensim ships no MEN
 
 
 def test_bad_lines_are_one_error_naming_file_and_line(tmp_path, cli, glove_home):

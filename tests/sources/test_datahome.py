@@ -124,3 +124,28 @@ def test_real_shared_data_is_found_and_fetched(shared_data, tmp_path):
     record = datahome.fetch("wsd-eval", shared_data, home)  # nested folders, found inside the whole data folder
     assert record["files"] == 15 and record["sha256"] == _expected_digest(shared_data / "wsd_eval")
     assert datahome.locate("wsd-eval", home) == home / "wsd-eval" / "wsd_eval"
+
+
+@pytest.mark.parametrize("name, file, text, pairs", [
+    ("wordsim353", "combined.tab", "Word 1\tWord 2\tHuman (mean)\nlove\tsex\t6.77\ntiger\tcat\t7.35\n", 2),
+    ("simlex999", "SimLex-999.txt", "word1\tword2\tPOS\tSimLex999\tconc(w1)\nold\tnew\tA\t1.58\t2.72\n", 1),
+    ("men", "MEN_dataset_natural_form_full", "sun sunlight 50.000000\nautomobile car 50.000000\n", 2),
+    ("rw", "rw.txt", "squishing\tsquirt\t5.88\t7\t7\t6\n", 1),
+])
+def test_similarity_sets_fetch_from_their_released_file_and_are_located(cli, tmp_path, name, file, text, pairs):
+    """The word-similarity sets are datasets of the data home: `data fetch NAME --from FILE` takes the released
+    file, locate() hands readers that file, and the main job's locate_data finds it (before any packaged copy)."""
+    from lexprobe.sources.datasets.word_pairs import read_word_pairs
+    from lexprobe.suite.main_job import locate_data
+
+    released = tmp_path / "download" / file
+    released.parent.mkdir()
+    released.write_text(text)
+    home = tmp_path / "data"
+    assert cli("data", "fetch", name, "--from", released, "--data-home", home).code == 0
+    path = datahome.locate(name, home)
+    assert path == home / name / file
+    table = read_word_pairs(path)
+    assert table.num_rows == pairs and table.schema.metadata[b"dataset"].decode() == name
+    paths, info = locate_data(home)
+    assert paths[name] == path and info[name]["source"] == released.resolve().as_uri()

@@ -135,7 +135,8 @@ def test_glove_and_offsets_stages_end_to_end_on_real_data(cli, glove_home, share
     assert table1[("all", "bats")]["pcs"] > 0.6 and abs(table1[("all", "random-both")]["ocs"]) < 0.02
     assert verdicts["offsets"] == ["agrees", "agrees"]  # Table 1's PCS and OCS
     html = (tmp_path / "run1" / "report.html").read_text()
-    assert html.count('<img src="data:image/png;base64,') == 3  # Google accuracy, honest returns, word similarity
+    # Google accuracy and honest returns; no word similarity: --data names the shared folder only, which has no set
+    assert html.count('<img src="data:image/png;base64,') == 2
     assert (tmp_path / "run1" / "glove-analogy" / "google_per_section.parquet").exists()
 
 

@@ -10,8 +10,8 @@
 - the Stanford Rare Words set (Luong et al. 2013): ``rw.txt``, tab-separated ``word word mean`` then the ten
   ratings.
 
-gensim ships WordSim-353 and SimLex-999 whole in its test data (:func:`gensim_copy`): the copies the main job
-scores when no other is at hand.
+gensim ships WordSim-353 and SimLex-999 whole in its test data
+(:func:`lexprobe.sources.datahome.packaged_copy`): the copies the main job scores when no other is at hand.
 
 Any file of ``word word score`` lines reads the same way: tabs, else commas, else spaces separate the fields
 (decided on the first line); blank lines and ``#`` comments are skipped; a first line whose third field is no
@@ -20,7 +20,6 @@ number is a header. A malformed line is one error naming the file and the line.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from pathlib import Path
@@ -35,7 +34,8 @@ _MEN_TAG = re.compile(r"-[nvj]$")
 _NAMES = ((re.compile(r"simlex"), "simlex999"), (re.compile(r"wordsim|ws-?353|^combined\.|^set[12]\."), "wordsim353"),
           (re.compile(r"^men"), "men"), (re.compile(r"^rw\.|rare.?words"), "rw"))
 
-GENSIM_COPIES = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}  # whole: 353 and 999 pairs
+
+SETS = ("wordsim353", "simlex999", "men", "rw")  # the sets lexprobe knows by name (lexprobe data fetch NAME)
 
 
 def dataset_name(path: str | os.PathLike) -> str:
@@ -90,17 +90,3 @@ def read_word_pairs(path: str | os.PathLike) -> pa.Table:
     table = pa.table({"word1": pa.array(rows["word1"], pa.string()), "word2": pa.array(rows["word2"], pa.string()),
                       "score": pa.array(rows["score"], pa.float64()), "line": pa.array(rows["line"], pa.int64())})
     return table.replace_schema_metadata({"dataset": dataset_name(path), "path": str(path)})
-
-
-def gensim_copy(name: str) -> tuple[Path, str] | None:
-    """gensim's copy of the set ``name`` (:data:`GENSIM_COPIES`, in its test data) and where it came from
-    (``gensim==VERSION (test data)``); None without gensim or such a copy."""
-    spec = importlib.util.find_spec("gensim")
-    if name not in GENSIM_COPIES or spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(spec.submodule_search_locations[0]) / "test" / "test_data" / GENSIM_COPIES[name]
-    if not path.is_file():
-        return None
-    from importlib.metadata import version
-
-    return path, f"gensim=={version('gensim')} (test data)"
