@@ -230,7 +230,8 @@ def keep_known(index, items: list, words_of=lambda item: [item], *, skip: bool, 
         return items
     unknown = [w for item in bad for w in words_of(item) if w not in known]
     where = [label(item) for item in bad]
-    lines = f"line{'s' if len(where) > 1 else ''} {', '.join(map(str, where))}" if None not in where else ""
+    shown = ", ".join(map(str, where[:10])) + (f" and {len(where) - 10:,} more" if len(where) > 10 else "")
+    lines = f"line{'s' if len(where) > 1 else ''} {shown}" if None not in where else ""
     if not skip:
         if len(where) == 1 and lines:  # one line: the usual FILE:LINE form
             source, lines = f"{source}:{where[0]}", ""

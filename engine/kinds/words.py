@@ -250,13 +250,16 @@ class WordIndex(vindex.SearchableView):
         known = self.known(forms)
         return next((f for f in forms if f in known), None)
 
-    def describe(self, words: Iterable[str]) -> str:
-        """``'King' (try 'king'), 'xyzzy'``: unknown words, each once, with their suggestions."""
+    def describe(self, words: Iterable[str], limit: int = 20) -> str:
+        """``'King' (try 'king'), 'xyzzy'``: unknown words, each once, with their suggestions; past ``limit`` words,
+        how many more (one readable line for a file full of unknown words)."""
+        unique = list(dict.fromkeys(words))
         out = []
-        for w in dict.fromkeys(words):
+        for w in unique[:limit]:
             s = self.suggestion(w)
             out.append(f"{w!r} (try {s!r})" if s else repr(w))
-        return ", ".join(out)
+        more = f" and {len(unique) - limit:,} more" if len(unique) > limit else ""
+        return ", ".join(out) + more
 
     @renamed(include_self=("exclude_inputs", operator.not_))
     def neighbors(self, words: str | Iterable[str], k: int = 10, *, exclude_inputs: bool = True,

@@ -49,6 +49,18 @@ def test_skip_unknown_neighbors_questions_pairs(cli, glove_home, tmp_path):
     assert r.code == 0 and json.loads(r.out)[0]["n_pairs"] == 4 and "skipped 1 of 5" in r.err
 
 
+def test_many_unknown_words_are_one_short_line(cli, glove_home, tmp_path):
+    """A questions file full of unknown words names the first ten lines and twenty words, then how many more:
+    one readable stderr line, skipped or not."""
+    questions = tmp_path / "q.txt"
+    questions.write_text("man king woman\n" + "".join(f"qq{i}a qq{i}b qq{i}c\n" for i in range(300)))
+    g = ("--home", glove_home, "query", "analogy", "--index", "glove", "--questions", questions, "-k", "1")
+    for extra in ((), ("--skip-unknown",)):
+        r = cli(*g, *extra)
+        assert len(r.err.strip().splitlines()) == 1 and len(r.err) < 800, r.err
+        assert "lines 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and 290 more" in r.err and "'qq6b' and 880 more" in r.err
+
+
 @pytest.fixture(scope="module")
 def google_subset(shared_data, tmp_path_factory):
     """The first 40 questions of four sections of the real questions-words.txt (names capitalised)."""
