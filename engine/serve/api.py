@@ -198,7 +198,7 @@ class Service:
         self.served = served_models(models)
         self.data_places = [Path(p) for p in data_places] if data_places is not None else [
             datahome.data_home(), datahome.shared_data()]
-        self._relations: dict[tuple, list] = {}
+        self._relations: dict[tuple, tuple[list, list]] = {}
         self._relations_lock = threading.Lock()
         places = {str(Path(home)): "", str(Path(home).resolve()): ""}
         for place in self.data_places:
@@ -300,11 +300,15 @@ class Service:
 
     def _relations_of(self, index: WordIndex, dataset: str, lowercase: bool) -> list:
         """The dataset's relations with the index's out-of-vocabulary policy applied, cached per index version."""
+        return self._dataset_of(index, dataset, lowercase)[0]
+
+    def _dataset_of(self, index: WordIndex, dataset: str, lowercase: bool) -> tuple[list, list]:
+        """:meth:`_relations_of` and what the policy did to each relation (its dropped words)."""
         key = (index.name, index.store.manifest["version_id"], dataset, lowercase)
         with self._relations_lock:
             cached = self._relations.get(key)
         if cached is None:
-            cached, _ = apply_vocab(read_dataset(self._dataset_spec(dataset), lowercase=lowercase), index.word_to_id)
+            cached = apply_vocab(read_dataset(self._dataset_spec(dataset), lowercase=lowercase), index.word_to_id)
             with self._relations_lock:
                 self._relations = {k: v for k, v in self._relations.items() if k[:2] != key[:2]}
                 self._relations[key] = cached
@@ -466,9 +470,10 @@ class Service:
             pairs = [(s, e) for s, e in pairs if s in known and e in known and s != e]
         else:
             dataset = text(params, "dataset")
-            rel = self._relation(self._relations_of(index, dataset, flag(params, "lowercase")), dataset,
-                                 text(params, "relation"))
-            pairs, unknown = [(s, e) for s, e in zip(rel.starts, rel.ends) if s != e], []
+            relations, coverage = self._dataset_of(index, dataset, flag(params, "lowercase"))
+            rel = self._relation(relations, dataset, text(params, "relation"))
+            pairs = [(s, e) for s, e in zip(rel.starts, rel.ends) if s != e]
+            unknown = next(c.dropped_words for c in coverage if c.relation == rel.name)
         position: dict[str, int] = {}
         groups = []
         for start, end in pairs:

@@ -95,7 +95,7 @@ def test_neighbors_view_is_the_word_and_its_neighbours_with_their_cosines(client
     assert [p["score"] for p in body["points"][1:]] == [r["score"] for r in table["rows"]]
 
 
-def test_relation_view_draws_each_pair_of_a_bats_relation(client):
+def test_relation_view_draws_each_pair_of_a_bats_relation(client, glove):
     status, body = get(client, index="glove", view="relation", dataset="bats", relation="I01")
     assert status == 200, body
     _, offsets = get(client, "offsets", index="glove", dataset="bats", relation="I01", shuffles=1)
@@ -103,7 +103,10 @@ def test_relation_view_draws_each_pair_of_a_bats_relation(client):
     pairs = [(points[i]["label"], points[j]["label"]) for i, j in body["edges"]]
     assert pairs == [(p["start"], p["end"]) for p in offsets["points"]] and len(pairs) >= 45
     assert all(points[i]["group"] == "start" and points[j]["group"] == "end" for i, j in body["edges"])
-    assert body["n"] == len({w for pair in pairs for w in pair})
+    assert body["n"] == len({w for pair in pairs for w in pair}) and body["unknown"] == []
+    _, capitals = get(client, index="glove", view="relation", dataset="bats", relation="E01")  # country - capital
+    assert "conakry" in capitals["unknown"]  # beyond the 20k words: the pair is dropped, its word listed
+    assert not set(capitals["unknown"]) & (set(glove.word_to_id) | {p["label"] for p in capitals["points"]})
 
 
 def test_relation_view_takes_your_own_pairs(client):
