@@ -3,6 +3,7 @@ one report. Each is also a hidden ``bench NAME``, its name before ``run`` existe
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -392,10 +393,15 @@ def run_wnlampro(obj: Context, model, dataset, strategies, split, relations, lim
 
 
 def _rates(text: str) -> list[float]:
+    """--lrs: learning rates, each a finite number above 0."""
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        rates = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise click.BadParameter(f"expected numbers separated by commas, not {text!r}") from None
+    bad = [r for r in rates if not math.isfinite(r) or r <= 0]
+    if bad or not rates:
+        raise click.BadParameter(f"learning rates must be finite numbers above 0, not {text!r}")
+    return rates
 
 
 @paper_command("ota-recovery")
@@ -405,7 +411,8 @@ def _rates(text: str) -> list[float]:
 @click.option("--iterations", type=POSITIVE, default=1000, show_default=True, help="Iterations (the paper: up to 5000).")
 @click.option("--contexts", default="static,random", show_default=True, help="Context variants, comma-separated.")
 @click.option("--inits", default="zeros", show_default=True, help="Inits, comma-separated (zeros, mean).")
-@click.option("--lrs", default="0.001", show_default=True, help="Learning rates, comma-separated.")
+@click.option("--lrs", default="0.001", show_default=True, callback=lambda ctx, param, value: _rates(value),
+              help="Learning rates, comma-separated.")
 @click.option("--every", type=POSITIVE, default=50, show_default=True, help="Iterations between measurements.")
 @click.option("--layers", default="all", show_default=True, help="Layers in the loss (see lexprobe ota).")
 @click.option("--patience", type=NON_NEGATIVE, default=_DEFAULTS["patience"], show_default=True,
@@ -432,11 +439,11 @@ def run_ota_recovery(model, n_words, iterations, contexts, inits, lrs, every, la
     variants = [c.strip() for c in contexts.split(",") if c.strip()]
     init_list = [i.strip() for i in inits.split(",") if i.strip()]
     res = run_rare_words.run_ota_recovery(model, out, n_words=n_words, iterations=iterations, contexts=variants,
-                                          inits=init_list, lrs=_rates(lrs), every=every, layers=layers,
+                                          inits=init_list, lrs=lrs, every=every, layers=layers,
                                           patience=patience, tol=tol, batch_size=batch_size, seed=seed,
                                           device=device)
     png = res["png"]
-    best = winner(res["summary"], *REFERENCE[1:]) or winner(res["summary"], init_list[0], _rates(lrs)[0])
+    best = winner(res["summary"], *REFERENCE[1:]) or winner(res["summary"], init_list[0], lrs[0])
     notes = [f"model {model}, {n_words} one-token words (seed {seed}), {iterations} iterations, layers {layers}; "
              f"curve and PNG in {out} ({png.name})",
              "start/end: mean cosine distance to the true input embedding at iteration 0 and at the last iteration",

@@ -241,3 +241,12 @@ def test_queries_run_at_their_limits(cli, tiny_home):
                        "--resamples", 1, "--seed", MAX_SEED, "--restrict-vocab", MAX_COUNT)[0]
     assert similarity[0]["scored"] == 12
     assert similarity[0]["spearman_low"] == similarity[0]["spearman_high"]  # one resample: one value
+
+
+@pytest.mark.parametrize("lrs", ["nan", "inf", "0", "-0.01", "0.001,abc", ","])
+def test_learning_rates_are_finite_and_positive(cli, tmp_path, lrs):
+    """run ota-recovery --lrs (a comma-separated list, checked by hand): each rate finite and above 0, else one
+    usage line naming --lrs before any model is loaded, and nothing written."""
+    r = cli("run", "ota-recovery", "--lrs", lrs, "--out", tmp_path / "run")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and "'--lrs'" in r.err, r.err
+    assert not (tmp_path / "run").exists()
