@@ -84,6 +84,10 @@ def test_api_inserts_into_the_same_space_only(am_home, tmp_path, one_torch_threa
     home = am_home
     summary = lexprobe.train_am("api", contexts="ctx", targets="g", home=home, epochs=1, preset_name="am-context")
     assert summary["preset"] == "am-context" and summary["words"] > 100
+    from lexprobe.rare_words.am_store import model_path
+
+    manifest = json.loads((model_path("api", home=home) / "manifest.json").read_text())
+    assert manifest["source"] == "am:g"  # the targets it mimics: the words index g
     (tmp_path / "v.txt").write_text("a 1 2\nb 3 4\n")
     lexprobe.build_word_index("other", str(tmp_path / "v.txt"), home=home)
     with pytest.raises(LexprobeError, match="insert there"):
@@ -93,6 +97,19 @@ def test_api_inserts_into_the_same_space_only(am_home, tmp_path, one_torch_threa
     model = lexprobe.AMModel.open("api", home=home)
     inferred = model.infer(["bank"], [open_index("ctx", home=home).windows("bank", 3)])
     assert inferred.to_arrow().column_names == ["word", "contexts", "alpha", "vector"]
+
+
+def test_nearest_targets_by_cosine_by_hand_and_for_a_zero_vector():
+    """Pins am_store.nearest: cosine against the target rows (both normalised), best first, ties in table order;
+    a zero vector scores 0 against every row (the norm clamp), never NaN."""
+    from lexprobe.rare_words.am_store import nearest
+    from lexprobe.rare_words.am_targets import TargetTable
+
+    table = TargetTable(["x", "y", "xy", "zero"], np.array([[2, 0], [0, 3], [1, 1], [0, 0]], np.float32))
+    got = nearest(table, np.array([0.5, 0.5], np.float32), k=3)
+    assert [w for w, _ in got] == ["xy", "x", "y"]
+    assert [s for _, s in got] == pytest.approx([1.0, 2 ** -0.5, 2 ** -0.5])
+    assert nearest(table, np.zeros(2, np.float32), k=4) == [("x", 0.0), ("y", 0.0), ("xy", 0.0), ("zero", 0.0)]
 
 
 def test_recovery_table_on_held_out_glove_words(am_home, one_torch_thread):
