@@ -227,15 +227,19 @@ def bench_scale(obj: Context, corpus_spec, n_sentences, model, block_sentences, 
 @click.option("--vocab", type=click.IntRange(3), default=10_000, show_default=True,
               help="Query words are drawn from the N most frequent words.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the query words.")
+@click.option("--mix", type=click.Choice(["analogy", "projections"]), default="analogy", show_default=True,
+              help="analogy: neighbours and analogies in turn; projections: neighbours, a PCA of 30 words and a "
+                   "t-SNE of a word's 20 neighbours in turn (the page's projection view).")
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/serve.md", show_default=True,
               help="Markdown file the result is appended to ('' for none).")
 @click.pass_obj
 def bench_serve(obj: Context, name: str, n_requests: int, clients: int, threads: int, vocab: int, seed: int,
-                record: str) -> None:
+                mix: str, record: str) -> None:
     """Latency of the web API under load, on loopback: a server on a free port, then REQUESTS GETs from CLIENTS
-    threads at once, half /api/neighbors (k=10) and half /api/analogy (3CosAdd, k=5) on random frequent words;
-    the baseline is the first 50 of them from one client. Records p50/p90/p99 per endpoint; the index is opened by
-    one request before the clock starts."""
+    threads at once on random frequent words, in turn /api/neighbors (k=10) and /api/analogy (3CosAdd, k=5), or
+    with --mix projections /api/neighbors, a PCA of 30 words and a t-SNE of a word's 20 neighbours; the baseline
+    is the first 50 of them from one client. Records p50/p90/p99 per request kind; one request of each kind runs
+    before the clock starts (the index opened, scikit-learn imported)."""
     import logging
     import os
     import urllib.parse
@@ -255,12 +259,19 @@ def bench_serve(obj: Context, name: str, n_requests: int, clients: int, threads:
     paths = []
     for i in range(n_requests):
         a, a_star, b = words[3 * i: 3 * i + 3]
-        paths.append(f"/api/neighbors?{q(word=a, k=10)}" if i % 2 == 0 else
-                     f"/api/analogy?{q(a=a, a_star=a_star, b=b, k=5)}")
+        if mix == "analogy":
+            paths.append(f"/api/neighbors?{q(word=a, k=10)}" if i % 2 == 0 else
+                         f"/api/analogy?{q(a=a, a_star=a_star, b=b, k=5)}")
+        else:
+            listed = " ".join(index.words[j] for j in rng.choice(top, 30, replace=False))
+            paths.append([f"/api/neighbors?{q(word=a, k=10)}",
+                          f"/api/projection?{q(view='words', method='pca', words=listed)}",
+                          f"/api/projection?{q(view='neighbors', method='tsne', seed=i, word=a, k=20)}"][i % 3])
+    kinds = 2 if mix == "analogy" else 3
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # a queue is the point of a load test
     n_alone = min(n_requests, 50)
     with Running(obj.home, threads=threads) as url:
-        warm = load_test(url, paths[:2], requests=2, clients=1)
+        warm = load_test(url, paths[:kinds], requests=min(kinds, n_requests), clients=1)
         alone = load_test(url, paths[:n_alone], requests=n_alone, clients=1)  # the baseline: no concurrency
         result = load_test(url, paths, requests=n_requests, clients=clients)
     rows = result["rows"] + [{**alone["rows"][-1], "endpoint": f"all, one client (first {n_alone})"}]
@@ -271,9 +282,28 @@ def bench_serve(obj: Context, name: str, n_requests: int, clients: int, threads:
              f"baseline, the first {n_alone} requests from one client: {alone['requests_per_s']:.1f} requests/s; "
              f"{clients} clients get **{result['requests_per_s'] / alone['requests_per_s']:.2f}x** its throughput "
              f"at {result['rows'][-1]['p50_ms'] / alone['rows'][-1]['p50_ms']:.2f}x its p50 latency",
-             f"warm-up (opens the index, not timed above): 2 requests, {warm['errors']} errors",
+             f"mix {mix}; warm-up (one request of each kind, not timed above): {warm['errors']} errors",
              "load average (1, 5, 15 min) at the end: " + ", ".join(f"{x:.1f}" for x in os.getloadavg())]
-    md = record_bench(record or None, "bench serve: web API latency under load", rows, notes=notes)
+    md = record_bench(record or None, f"bench serve: web API latency under load ({mix})", rows, notes=notes)
     click.echo(md)
     if result["errors"] or alone["errors"]:
         raise click.ClickException(f"{result['errors'] + alone['errors']} requests failed")
+
+
+@bench_group.command("serve-start")
+@click.option("--index", "name", type=INDEX_NAME, default="glove", show_default=True, help="A words index of the home.")
+@click.option("--requests", "n_requests", type=click.IntRange(1, 10_000), default=150, show_default=True,
+              help="Requests per server.")
+@click.option("--repeats", type=click.IntRange(1, 10), default=2, show_default=True, help="Servers of each kind.")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/serve.md", show_default=True,
+              help="Markdown file the result is appended to ('' for none).")
+@click.pass_obj
+def bench_serve_start(obj: Context, name: str, n_requests: int, repeats: int, record: str) -> None:
+    """A new server's first requests with its warm-up (the default) and without (--no-warm, the baseline), each
+    a fresh `lexprobe serve` process: seconds to serving, first, median and slowest request."""
+    from ..runs.bench_record import record as record_bench
+    from ..serve.load import start_bench
+
+    result = start_bench(obj.home, name, requests=n_requests, repeats=repeats)
+    click.echo(record_bench(record or None, "bench serve-start: first requests with and without warm-up",
+                            result["rows"], notes=result["notes"]))

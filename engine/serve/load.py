@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
+from urllib.parse import parse_qs
 
 import numpy as np
 
@@ -38,7 +39,7 @@ def load_test(base: str, paths: Sequence[str], *, requests: int = 200, clients: 
               timeout: float = 120.0) -> dict:
     """Send ``requests`` GETs to ``base + path`` (cycling through ``paths``) from ``clients`` threads at once.
 
-    Returns ``rows`` (one per endpoint, then ``all``: requests, errors, p50/p90/p99/max in ms), the wall time
+    Returns ``rows`` (one per endpoint, a projection per method, then ``all``: requests, errors, p50/p90/p99/max in ms), the wall time
     and the throughput. A request that gets no answer counts as an error with status 0.
     """
     if requests < 1 or clients < 1 or not paths:
@@ -52,7 +53,9 @@ def load_test(base: str, paths: Sequence[str], *, requests: int = 200, clients: 
     seconds = [t for _, t in results]
     groups: dict[str, list[int]] = {}
     for i, path in enumerate(paths[i % len(paths)] for i in range(requests)):
-        groups.setdefault(path.split("?")[0], []).append(i)
+        endpoint, _, query = path.partition("?")
+        method = parse_qs(query).get("method", [""])[0]  # a projection's method is its own kind of request
+        groups.setdefault(f"{endpoint} {method}".strip() if endpoint == "/api/projection" else endpoint, []).append(i)
     rows = [latency_row(label, [seconds[i] for i in idx], [statuses[i] for i in idx]) for label, idx in groups.items()]
     rows.append(latency_row("all", seconds, statuses))
     return {"rows": rows, "errors": rows[-1]["errors"], "statuses": statuses, "seconds": wall,

@@ -84,6 +84,7 @@ RANGES: dict[str, dict[str, Range]] = {
                       "--threads": THREADS},
     "bench serve": {"--requests": Range(1, 100_000), "--clients": Range(1, 64), "--threads": Range(1, 64),
                     "--vocab": Range(3, None), "--seed": SEED},
+    "bench serve-start": {"--requests": Range(1, 10_000), "--repeats": Range(1, 10)},
     "bench analogy": ANALOGY_RUN,  # the paper commands' bench aliases share their options
     "bench offsets": OFFSETS_RUN,
     "bench senses": SENSES_RUN,

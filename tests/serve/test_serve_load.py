@@ -11,7 +11,6 @@ import subprocess
 import sys
 import urllib.request
 
-import numpy as np
 import pytest
 
 from lexprobe.serve.load import latency_row, load_test
@@ -39,39 +38,20 @@ def test_bench_serve_200_requests_from_8_clients(cli, glove_home, tmp_path):
     assert "200 requests from 8 concurrent clients" in text and "errors: 0" in text
 
 
-def mixed_paths(index, n: int, seed: int = 0) -> list[str]:
-    """``n`` GETs on frequent words, in turn: neighbours (k=10), a PCA projection of a 30-word list, a t-SNE
-    projection of a word's 20 nearest neighbours."""
-    import urllib.parse
-
-    rng = np.random.default_rng(seed)
-    top = [index.words[i] for i in range(5000)]
-    q = lambda **p: urllib.parse.urlencode({"index": index.name, **p})
-    paths = []
-    for i in range(n):
-        word = top[rng.integers(len(top))]
-        if i % 3 == 0:
-            paths.append(f"/api/neighbors?{q(word=word, k=10)}")
-        elif i % 3 == 1:
-            words = " ".join(top[j] for j in rng.choice(len(top), 30, replace=False))
-            paths.append(f"/api/projection?{q(view='words', method='pca', words=words)}")
-        else:
-            paths.append(f"/api/projection?{q(view='neighbors', method='tsne', seed=i, word=word, k=20)}")
-    return paths
-
-
-def test_projections_and_neighbours_mixed_from_8_clients(glove_home):
-    from lexprobe.kinds.words import WordIndex
-    from lexprobe.serve.app import Running
-
-    paths = mixed_paths(WordIndex.open("glove", home=glove_home), 48)
-    with Running(glove_home) as url:
-        result = load_test(url, paths, requests=48, clients=8, timeout=120)  # bounded: 48 requests, 120 s each
-    assert result["errors"] == 0 and set(result["statuses"]) == {200}, result["rows"]
-    rows = {r["endpoint"]: r for r in result["rows"]}
-    assert (rows["/api/neighbors"]["requests"], rows["/api/projection"]["requests"], rows["all"]["requests"]) == \
-        (16, 32, 48)
-    assert rows["all"]["p50_ms"] <= rows["all"]["p99_ms"] <= rows["all"]["max_ms"]
+def test_bench_serve_projections_and_neighbours_mixed_from_8_clients(cli, glove_home, tmp_path):
+    """bench serve --mix projections: neighbours, a PCA of 30 words and a t-SNE of a word's 20 neighbours in turn
+    from 8 clients (bounded: 48 requests, 120 s each), every one answered, each kind recorded on its own row."""
+    record = tmp_path / "serve.md"
+    r = cli("--home", glove_home, "bench", "serve", "--index", "glove", "--requests", 48, "--clients", 8,
+            "--mix", "projections", "--record", record)
+    assert r.code == 0, r
+    text = record.read_text()
+    rows = {m.group(1): m.groups()[1:] for m in re.finditer(
+        r"^\| (/api/\w+(?: \w+)?|all) \| (\d+) \| (\d+) \| ([\d.]+) \| [\d.]+ \| ([\d.]+) \|", text, re.M)}
+    assert {k: v[:2] for k, v in rows.items()} == {"/api/neighbors": ("16", "0"), "/api/projection pca": ("16", "0"),
+                                                   "/api/projection tsne": ("16", "0"), "all": ("48", "0")}
+    assert float(rows["all"][2]) <= float(rows["all"][3])  # p50 <= p99
+    assert "mix projections" in text and "errors: 0" in text
 
 
 def test_load_test_counts_failures(glove_home):
