@@ -102,9 +102,12 @@ class Models:
     def __init__(self):
         self._models: dict[tuple, tuple[Any, threading.Lock]] = {}
         self._guard = threading.Lock()
+        self._loading = threading.Lock()
 
     def get(self, key: tuple, load: Callable[[], Any]) -> tuple[Any, threading.Lock]:
-        """``(model, lock)`` for ``key``, calling ``load()`` the first time (under the lock, so only once)."""
+        """``(model, lock)`` for ``key``, calling ``load()`` the first time (under the lock, so only once). Loads
+        of different models run one at a time: two first requests (a sense query and a probe) importing
+        transformers in two threads at once failed with an ImportError of ``AutoTokenizer``."""
         with self._guard:
             if key not in self._models:
                 self._models[key] = (None, threading.Lock())
@@ -112,7 +115,8 @@ class Models:
         with lock:
             model, _ = self._models[key]
             if model is None:
-                model = load()
+                with self._loading:
+                    model = load()
                 self._models[key] = (model, lock)
         return model, lock
 

@@ -232,3 +232,39 @@ def test_the_serve_command_answers_and_stops_on_ctrl_c(small_home):
     argv = [sys.executable, "-m", "lexprobe", "--home", str(small_home), "serve", "--port", "0", "--no-warm"]
     result = first_requests(argv, ["/api/indexes", "/api/neighbors?index=w&word=word0&k=2", "/api/nope"])
     assert result["statuses"] == [200, 200, 404] and result["ready_s"] > 0
+
+
+def test_different_models_load_one_at_a_time_and_each_once():
+    """Models.get: two first requests for different models (a sense query's encoder and a probe's masked LM) load
+    one after the other, never together (concurrent transformers imports failed), and each model once."""
+    import threading
+    import time
+
+    from lexprobe.serve.opened import Models
+
+    models, state, lock = Models(), {"active": 0, "most": 0, "loads": []}, threading.Lock()
+
+    def loader(name):
+        def load():
+            with lock:
+                state["active"] += 1
+                state["most"] = max(state["most"], state["active"])
+                state["loads"].append(name)
+            time.sleep(0.05)
+            with lock:
+                state["active"] -= 1
+            return name
+        return load
+
+    barrier = threading.Barrier(6)
+
+    def ask(name):
+        barrier.wait()
+        assert models.get((name,), loader(name))[0] == name
+
+    threads = [threading.Thread(target=ask, args=(name,)) for name in ("encoder", "mlm") * 3]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert state["most"] == 1 and sorted(state["loads"]) == ["encoder", "mlm"]
