@@ -4,6 +4,7 @@ on small fixtures with bad input."""
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow.compute as pc
 import pytest
@@ -96,6 +97,32 @@ def test_vis_file_targets(tmp_path):
     assert [(r["position"], r["length"], r["sense"], r["split"]) for r in rows] == \
         [(0, 1, "p.SocialRel|p.Gestalt", "train"), (3, 3, "p.Locus", "train")]
     assert rows[1]["lemma"] == "on top of" and rows[1]["document"] == "rev-1"
+
+
+def _conllulex_row(n: int, word: str, ss: str = "_") -> str:
+    """One 19-column CoNLL-U-Lex token line: id, word, ..., smwe '_', lexcat P, lemma, ss, ss2 '_', ..."""
+    cols = [str(n), word, word.lower(), "ADP", "IN", "_", "0", "root", "_", "_", "_", "P", word.lower(), ss, "_"]
+    return "\t".join(cols + ["_"] * 4) + "\n"
+
+
+def test_conllulex_documents_and_sentence_ids_by_hand(tmp_path):
+    """Pins the CoNLL-U-Lex reader's headers: '# newdoc id' (only that header) names the document of the
+    sentences after it; a sentence without '# sent_id' is named FILE:LINE of its first token."""
+    path = tmp_path / "streusle.ud_dev.conllulex"
+    path.write_text("# newdoc id = mydoc\n# sent_id = s-0001\n# text = On it\n"
+                    + _conllulex_row(1, "On", "p.Locus") + _conllulex_row(2, "it") + "\n"
+                    + "# text = At home\n" + _conllulex_row(1, "At", "p.Locus") + _conllulex_row(2, "home") + "\n")
+    corpus = read_corpus(f"streusle:{path}")
+    rows = corpus.targets.to_pylist()
+    assert [(r["sentence_id"], r["document"], r["surface"], r["split"]) for r in rows] == [
+        ("s-0001", "mydoc", "On", "dev"), ("streusle.ud_dev.conllulex:8", "mydoc", "At", "dev")]
+
+
+def test_a_lone_gap_mark_in_vis_is_an_error(tmp_path):
+    """Pins the .vis rule that '_' or '~' before a word needs the word: a lone '_' chunk has no |TAG and is
+    refused (a lone '~' is a word of its own elsewhere)."""
+    with pytest.raises(InputError, match=re.escape("'_' in '_' has no |TAG")):
+        _vis_units("a|DET _ b|DET", tmp_path / "x.vis", 1)
 
 
 def _write_wsd(folder, xml: str, keys: str):
