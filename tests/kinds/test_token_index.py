@@ -52,6 +52,21 @@ def test_stored_vectors_equal_fresh_query_encodings(built):
     assert I[:, 0].tolist() == [0, 1, 2, 3, 4] and np.allclose(D[:, 0], 1, atol=1e-4)
 
 
+def test_a_lemma_the_index_lacks_is_an_error_only_when_asked_for(built):
+    """Pins query's same-lemma fallback: an explicit ``lemma`` the index has no instance of is an error; a target
+    whose own lemma it lacks ranks every instance, with a NoLemmaInstances warning and the note in the metadata."""
+    from lexprobe.core.errors import LexprobeError
+    from lexprobe.kinds.tokens import NoLemmaInstances
+
+    home, _, _ = built
+    index = TokenIndex.open("se07", home=home)
+    with pytest.raises(LexprobeError, match="has no instance of lemma 'zzzq'"):
+        index.query("the zzzq ran", "zzzq", k=3, lemma="zzzq")
+    with pytest.warns(NoLemmaInstances, match=f"ranking all {index.store.count} instances"):
+        table = index.query("the zzzq ran", "zzzq", k=3)
+    assert table.num_rows == 3 and b"ranking all" in table.schema.metadata[b"note"]
+
+
 def test_verify_info_and_sql(built, cli):
     home, _, _ = built
     r = cli("--home", home, "index", "verify", "se07")
