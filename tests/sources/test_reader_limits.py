@@ -135,6 +135,28 @@ def test_header_counts_are_checked_against_the_file_before_reading(tmp_path, nam
         read_whole(tmp_path / name)
 
 
+def test_a_text_dimension_whose_shortest_line_just_fits_the_line_limit_is_read(tmp_path, monkeypatch):
+    """Pins the header's dimension check at the line limit: a word and dim values take 2 * dim + 1 bytes at the
+    least, so dimension 3 fits a 7-byte limit ('w 1 2 3', the last line, no newline) and not a 6-byte one."""
+    (tmp_path / "edge.txt").write_bytes(b"1 3\nw 1 2 3")
+    monkeypatch.setenv("LEXPROBE_MAX_LINE", "7")
+    _, words, matrix = read_whole(tmp_path / "edge.txt")
+    assert words == ["w"] and matrix.tolist() == [[1.0, 2.0, 3.0]]
+    monkeypatch.setenv("LEXPROBE_MAX_LINE", "6")
+    with pytest.raises(InputError, match=r"edge.txt.*header declares dimension 3.*6-byte line limit"):
+        read_whole(tmp_path / "edge.txt")
+
+
+def test_a_compressed_binary_header_past_the_decompressed_limit_names_the_variable(tmp_path, monkeypatch):
+    """Pins the word2vec binary header check for compressed files: what the header declares is compared with
+    the decompressed-size limit, and the message names the variable that raises it."""
+    (tmp_path / "h.bin.gz").write_bytes(gzip.compress(b"5000 20\na " + np.ones(20, "<f4").tobytes() + b"\n"))
+    monkeypatch.setenv("LEXPROBE_MAX_DECOMPRESSED", "100000")
+    with pytest.raises(InputError, match=r"410000 bytes at the least, more than the 100000-byte limit on what a "
+                       r"compressed file may hold \(LEXPROBE_MAX_DECOMPRESSED raises it\)"):
+        read_whole(tmp_path / "h.bin.gz")
+
+
 def test_absurd_fasttext_header_is_one_line_before_any_allocation(tmp_path):
     """gensim would try to allocate (or read for ever) what such a header declares."""
     import struct
