@@ -268,6 +268,28 @@ def test_a_words_index_from_an_old_fasttext_bin_answers_as_gensim(cli, tmp_path)
     assert ours == [w for w, _ in load_facebook_vectors(str(path)).most_similar("night", topn=5)]
 
 
+def test_a_fasttext_model_of_one_word_reads_as_gensim_reads_it(tmp_path):
+    """Pins the header's range check at its low edge: a model of exactly one word is a model (a tiny one trained
+    by gensim and saved in Facebook's format)."""
+    from gensim.models.fasttext import FastText, load_facebook_vectors, save_facebook_model
+
+    model = FastText(sentences=[["solo"] * 5], min_count=1, vector_size=4, bucket=50, epochs=1, workers=1, seed=0)
+    save_facebook_model(model, str(tmp_path / "solo.bin"))
+    _, words, matrix = read_whole(tmp_path / "solo.bin")
+    assert words == ["solo"] and np.array_equal(matrix, load_facebook_vectors(str(tmp_path / "solo.bin")).vectors)
+
+
+def test_a_fasttext_header_with_one_field_out_of_range_is_damaged(tmp_path):
+    """Pins that every header field must be in range (a conjunction): a new-layout model whose dimension alone
+    is 0 is refused as damaged, whatever the other fields say."""
+    data = bytearray((GENSIM_DATA / "lee_fasttext_new.bin").read_bytes())
+    data[8:12] = (0).to_bytes(4, "little")  # the first argument after the magic number and version: dim
+    (tmp_path / "dim0.bin").write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"dim0.bin: a fastText .bin model \(its magic number\) whose header "
+                       r"fields are out of range \(damaged\)"):
+        read_whole(tmp_path / "dim0.bin")
+
+
 def test_quantised_and_truncated_fasttext_models_are_one_line(tmp_path):
     data = (GENSIM_DATA / "lee_fasttext_new.bin").read_bytes()
     (tmp_path / "cut.bin").write_bytes(data[: len(data) // 2])
