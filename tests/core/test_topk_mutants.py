@@ -1,0 +1,15 @@
+"""The exact top-k searcher's edges that a mutation run of core/topk.py found untested (benchmarks/mutation.md,
+issue 29): each test pins one behaviour by hand."""
+
+import numpy as np
+
+from lexprobe.core.topk import TopK
+
+
+def test_rows_of_an_empty_searcher_with_ids_are_all_missing():
+    """Pins TopK.rows_of on a searcher with no rows: every id, with or without an id column, maps to -1."""
+    for searcher in (TopK(np.zeros((0, 4), np.float32), ids=np.zeros(0, np.int64)),
+                     TopK(np.zeros((0, 4), np.float32))):
+        assert searcher.rows_of(np.array([5, 0, -1])).tolist() == [-1, -1, -1]
+    with_ids = TopK(np.eye(3, dtype=np.float32), ids=np.array([10, 20, 30]))
+    assert with_ids.rows_of(np.array([20, 10, 31, 30, 0])).tolist() == [1, 0, -1, 2, -1]
