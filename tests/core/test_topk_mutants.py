@@ -13,3 +13,13 @@ def test_rows_of_an_empty_searcher_with_ids_are_all_missing():
         assert searcher.rows_of(np.array([5, 0, -1])).tolist() == [-1, -1, -1]
     with_ids = TopK(np.eye(3, dtype=np.float32), ids=np.array([10, 20, 30]))
     assert with_ids.rows_of(np.array([20, 10, 31, 30, 0])).tolist() == [1, 0, -1, 2, -1]
+
+
+def test_fewer_rows_than_k_pad_with_minus_one_ids_and_minus_inf_with_an_id_column():
+    """Pins search's padding through the id column: with k above the allowed rows, the missing places are id -1
+    and score -inf (not an id of the column, nor a row number), the found ones by score then id."""
+    V = np.array([[1, 0], [0, 1], [1, 1]], np.float32)
+    searcher = TopK(V, ids=np.array([10, 20, 30]))
+    D, I = searcher.search(np.array([[1, 0.5]], np.float32), 5, exclude=np.array([[1]]))
+    assert I.tolist() == [[30, 10, -1, -1, -1]]
+    assert D[0, :2].tolist() == [1.5, 1.0] and np.isneginf(D[0, 2:]).all()
