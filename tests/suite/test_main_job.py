@@ -140,11 +140,12 @@ def test_glove_and_offsets_stages_end_to_end_on_real_data(cli, glove_home, share
     assert (tmp_path / "run1" / "glove-analogy" / "google_per_section.parquet").exists()
 
 
-def test_new_machine_finds_the_google_set_in_gensim(tmp_path, monkeypatch):
+def test_new_machine_finds_the_google_and_similarity_sets_in_gensim(tmp_path, monkeypatch):
     pytest.importorskip("gensim", reason="gensim (the dev extra) ships the Google set as test data")
     monkeypatch.setenv("LEXPROBE_DATA", str(tmp_path / "empty-home"))
     monkeypatch.setattr(pipeline.datahome, "shared_data", lambda: tmp_path / "no-shared")
     paths, info = pipeline.locate_data(None)
-    assert list(paths) == ["google"]
+    assert list(paths) == ["google", "wordsim353", "simlex999"]  # gensim's test data: whole copies of the three
     assert paths["google"].name == "questions-words.txt" and info["google"]["source"].startswith("gensim==")
+    assert all(info[name]["source"].startswith("gensim==") for name in ("wordsim353", "simlex999"))
     assert len(read_questions(paths["google"])) == 19544
