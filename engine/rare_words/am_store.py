@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from ..core.errors import LexprobeError
 from ..core.store import Store, StoreWriter, check_name, shards_digest, write_lock
-from .am_targets import TargetTable, index_targets, lm_targets, models_dir, same_space
+from .am_targets import TargetTable, index_targets, lm_targets, models_dir
 from .mimicking import MODEL_KIND, WEIGHTS_FILE, AMModel, ContextData, preset, train
 
 _NGRAM_SCHEMA = pa.schema([("id", pa.int64()), ("ngram", pa.string())])

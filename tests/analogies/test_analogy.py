@@ -12,22 +12,10 @@ from lexprobe.analogies.analogy import honest_shares, run_relations
 
 from lexprobe.kinds.analogy_queries import answer_questions
 from lexprobe.sources.datasets.analogy_sets import usable_relations
-from lexprobe.kinds.words import WordIndex
 from topk_ties import (analogy_scores, assert_rank_agrees, assert_topk_agrees, dot_error, pairdir_error, unit_error,
                        unit_float64)
 
 G = float(dot_error(50, inputs=unit_error(50)))  # a float32 cosine of GloVe's vectors normalised in float32
-
-
-@pytest.fixture(scope="module")
-def glove(glove_home):
-    return WordIndex.open("glove", home=glove_home)
-
-
-@pytest.fixture(scope="module")
-def bats(glove, shared_data):
-    relations, _ = usable_relations(glove, f"bats:{shared_data / 'BATS_3.0'}")
-    return {r.code: r for r in relations}
 
 
 @pytest.fixture(scope="module")

@@ -451,7 +451,7 @@ def test_solve_relation_pruning_on_small_relations_equals_brute_force(relation):
     multiples of 1/8 is exact, so ids (ties by id) and ranks must equal it; 3CosMul rounds, so the pruned
     answers must equal the unpruned scan's bit for bit and that scan the brute force within the tie rule."""
     P, word_ids, gold, k, method, honest = relation
-    n, V = len(P) // 2, P.shape[1]
+    n = len(P) // 2
     run = lambda prune: solve_relation(P, n, gold=gold, word_ids=word_ids, method=method, k=k, honest=honest,
                                        eps=EPS, gram=np.eye(2 * n, dtype=np.float32), prune=prune)
     with mock.patch.object(analogy, "_CANDIDATES", 1), mock.patch.object(analogy, "_BLOCK", 7):

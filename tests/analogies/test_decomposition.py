@@ -10,8 +10,7 @@ from lexprobe.analogies.decomposition import (DELTA, REFERENCE, TERMS, decompose
 from lexprobe.kinds.words import WordIndex
 from lexprobe.analogies.run_analogies import plot_decomposition
 from lexprobe.sources.datasets.analogy_sets import usable_relations
-from lexprobe.analogies.decomposition import decompose_relations, figure1_claims
-from lexprobe.kinds.words import WordIndex, build_word_index
+from lexprobe.kinds.words import build_word_index
 from lexprobe.sources.datasets.bats import Relation
 
 

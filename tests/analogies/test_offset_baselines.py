@@ -14,7 +14,7 @@ from lexprobe.analogies.offset_baselines import (KINDS, baseline_sets, chance_ro
 from lexprobe.analogies.offset_consistency import PairSet
 from lexprobe.analogies.run_analogies import run_table1
 import math
-from lexprobe.analogies.offset_baselines import chance_rows, score_set
+from lexprobe.analogies.offset_baselines import score_set
 from lexprobe.core.seeds import rng_for
 
 OFFSETS = "glove-bats-offsets-t4"  # not the default name: other tests share the session's glove_home

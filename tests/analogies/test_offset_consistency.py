@@ -13,7 +13,7 @@ from lexprobe.analogies import offset_consistency as off
 from lexprobe.core.errors import LexprobeError
 from lexprobe.analogies.offset_consistency import auc, forbidden_pairings, ocs, offset_scores, pairwise_similarities, shuffles
 from types import SimpleNamespace
-from lexprobe.analogies.offset_consistency import PairSet, missing_shuffles, ocs, relation_sets, stored_shuffle_units
+from lexprobe.analogies.offset_consistency import PairSet, missing_shuffles, relation_sets, stored_shuffle_units
 from lexprobe.core.seeds import rng_for
 
 BATS_I01 = "1_Inflectional_morphology/I01 [noun - plural_reg].txt"

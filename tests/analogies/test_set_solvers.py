@@ -117,17 +117,6 @@ def test_lrcos_hand_computed(tmp_path):
     assert expit(W[0] @ near + c[0]) * 0.95 < rows[0]["score"]
 
 
-@pytest.fixture(scope="module")
-def glove(glove_home):
-    return WordIndex.open("glove", home=glove_home)
-
-
-@pytest.fixture(scope="module")
-def bats(glove, shared_data):
-    relations, _ = usable_relations(glove, f"bats:{shared_data / 'BATS_3.0'}")
-    return {r.code: r for r in relations}
-
-
 def test_similar_to_any_pruned_equals_whole_rows(glove, bats):
     # the candidates from each row's top list give the same answers and ranks as scoring every word (within the
     # 50,000 most frequent), both for golds inside the candidates and for the ones counted on whole rows

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
