@@ -195,6 +195,19 @@ def test_jsonl_corpus(tmp_path):
     assert corpus.sentences.column("words").to_pylist()[1] == ["put", "it", "on", "the", "table"]
 
 
+def test_a_jsonl_file_without_usable_targets_says_what_was_skipped(tmp_path):
+    """Pins the JSONL reader's no-target error: it names the file and, when targets were skipped, appends the
+    skip summary (so that a file whose every span is out of range says why); without skips, no summary."""
+    path = tmp_path / "none.jsonl"
+    path.write_text(json.dumps({"words": ["a", "b"], "targets": [{"position": 5, "sense": "x"}]}) + "\n")
+    with pytest.raises(InputError, match=r"none.jsonl: no targets \(.*\); skipped: .*target span outside its sentence"):
+        read_corpus(f"jsonl:{path}")
+    path.write_text(json.dumps({"words": ["a", "b"], "targets": []}) + "\n")
+    with pytest.raises(InputError) as info:
+        read_corpus(f"jsonl:{path}")
+    assert "no targets" in str(info.value) and "skipped" not in str(info.value)
+
+
 @pytest.mark.parametrize("line, problem", [
     ('{"words": ["a"], "targets": [{"position": 0, "sense": "x"}]}\n{"words": ["a"]', ":2: not valid JSON"),
     ('{"targets": []}', ":1: sentence has neither 'words' nor 'text'"),
