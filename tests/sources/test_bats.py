@@ -145,3 +145,16 @@ def test_coverage_row_by_hand_and_an_empty_relation():
     empty = Coverage(relation="r", code="I01", category="inflectional", pairs=0, kept=0, dropped=0,
                      answers_dropped=0, dropped_words=[])
     assert empty.coverage == 0.0 and empty.as_row()["coverage"] == 0.0
+
+
+def test_relation_file_by_hand_code_blank_lines_ends_and_encoding(tmp_path):
+    """Pins read_relation_file on hand-made files: a name outside BATS's pattern gets its first word as the code;
+    a blank line between pairs is skipped, not the end of the file; ``ends`` is each pair's first answer even
+    when every answer is kept; a file that is not UTF-8 is one InputError naming it."""
+    path = _write(tmp_path / "cat" / "my relation.txt", "a\tb/c\n\nd\te\n")
+    relation = read_relation_file(path, answers="any")
+    assert relation.code == "my" and relation.pairs == [("a", ["b", "c"]), ("d", ["e"])]
+    assert relation.starts == ["a", "d"] and relation.ends == ["b", "e"]
+    (tmp_path / "latin.txt").write_bytes("caf\xe9\tb\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin.txt: not UTF-8 text"):
+        read_relation_file(tmp_path / "latin.txt")
