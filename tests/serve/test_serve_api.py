@@ -270,3 +270,21 @@ def test_a_damaged_or_removed_index_gets_a_clear_message(tmp_path):
     shard.write_bytes(bytes(data))
     code, body = get(client, "neighbors", index="tiny", word="w1")
     assert code == 500 and "checksum mismatch" in body["error"] and shard.name in body["error"]
+
+
+def test_plane_through_origin_of_a_single_row_pads_a_zero_axis():
+    """Pins the padding of plane_through_origin: one row gives that row's direction (turned along it) and a zero
+    second axis, holding all and none of the squared length."""
+    axes, explained = plane_through_origin(np.array([[0.6, 0.8, 0.0]]))
+    np.testing.assert_allclose(axes, [[0.6, 0.8, 0.0], [0.0, 0.0, 0.0]], atol=1e-12)
+    np.testing.assert_allclose(explained, [1.0, 0.0])
+
+
+def test_public_text_shows_each_place_as_given_with_or_without_a_trailing_path():
+    """Pins public_text's replacement of a served place: paths under it lose the place's folder (replaced by
+    what to show, or by nothing), and the bare place itself becomes what to show (or '.' when that is empty)."""
+    from lexprobe.serve.api import public_text
+
+    text = "home /zzqx/home, file /zzqx/home/glove/manifest.json"
+    assert public_text(text, {"/zzqx/home": "indexes"}) == "home indexes, file indexes/glove/manifest.json"
+    assert public_text(text, {"/zzqx/home/": ""}) == "home ., file glove/manifest.json"
