@@ -288,3 +288,34 @@ def test_public_text_shows_each_place_as_given_with_or_without_a_trailing_path()
     text = "home /zzqx/home, file /zzqx/home/glove/manifest.json"
     assert public_text(text, {"/zzqx/home": "indexes"}) == "home indexes, file indexes/glove/manifest.json"
     assert public_text(text, {"/zzqx/home/": ""}) == "home ., file glove/manifest.json"
+    nested = {"/zzqx": "top", "/zzqx/home": "indexes"}  # the longer place wins inside the shorter one
+    assert public_text(text, nested) == "home indexes, file indexes/glove/manifest.json"
+
+
+def test_a_bad_parameter_value_is_echoed_cut_at_40_characters():
+    """Pins the parameter parsers' error text: a bad integer or choice is quoted, cut to its first 40
+    characters (a long value cannot flood the answer)."""
+    from lexprobe.serve.api import BadRequest, choice, integer
+
+    long = "x" * 39 + "yz" + "w" * 20
+    with pytest.raises(BadRequest) as info:
+        integer({"k": long}, "k", 5, 1, 10)
+    assert str(info.value).endswith(f"must be an integer, not {long[:40]!r}")
+    with pytest.raises(BadRequest) as info:
+        choice({"method": long}, "method", ("add", "mul"), "add")
+    assert str(info.value).endswith(f"must be one of add, mul, not {long[:40]!r}")
+
+
+def test_a_dataset_no_data_place_holds_comes_from_gensims_copy_or_is_not_found(tmp_path, monkeypatch):
+    """Pins the offsets endpoint's dataset lookup: a dataset in none of the server's data places is read from
+    the copy gensim ships (Google's questions) when there is one, and is a 404 naming it otherwise (BATS)."""
+    from lexprobe.serve.api import Service
+    from lexprobe.serve.opened import NotFound
+    from lexprobe.sources import datahome
+
+    monkeypatch.setattr(datahome, "find", lambda name, places: None)
+    service = Service(tmp_path, data_places=[tmp_path], models=())
+    assert service._dataset_spec("google") == f"google:{datahome.packaged_copy('google')[0]}"
+    assert service._dataset_spec("google").endswith("questions-words.txt")
+    with pytest.raises(NotFound, match="dataset 'bats' is not on this server"):
+        service._dataset_spec("bats")
