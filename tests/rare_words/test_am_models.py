@@ -97,6 +97,13 @@ def test_api_inserts_into_the_same_space_only(am_home, tmp_path, one_torch_threa
     model = lexprobe.AMModel.open("api", home=home)
     inferred = model.infer(["bank"], [open_index("ctx", home=home).windows("bank", 3)])
     assert inferred.to_arrow().column_names == ["word", "contexts", "alpha", "vector"]
+    # a probing strategy needs a model that mimics the probed language model's input embeddings
+    from lexprobe.rare_words.am_store import am_providers
+
+    with pytest.raises(LexprobeError, match="AM model 'api' mimics the words index 'g', not 'minilm'"):
+        am_providers({"am": "api"}, ["am"], model="minilm", home=home)
+    with pytest.raises(LexprobeError, match="strategy am needs an AM model"):
+        am_providers({}, ["am"], model="minilm", home=home)
 
 
 def test_nearest_targets_by_cosine_by_hand_and_for_a_zero_vector():
@@ -110,6 +117,8 @@ def test_nearest_targets_by_cosine_by_hand_and_for_a_zero_vector():
     assert [w for w, _ in got] == ["xy", "x", "y"]
     assert [s for _, s in got] == pytest.approx([1.0, 2 ** -0.5, 2 ** -0.5])
     assert nearest(table, np.zeros(2, np.float32), k=4) == [("x", 0.0), ("y", 0.0), ("xy", 0.0), ("zero", 0.0)]
+    many = TargetTable([f"w{i}" for i in range(12)], np.eye(12, dtype=np.float32))
+    assert len(nearest(many, np.ones(12, np.float32))) == 10  # k defaults to 10
 
 
 def test_recovery_table_on_held_out_glove_words(am_home, one_torch_thread):
