@@ -121,6 +121,41 @@ def test_nearest_targets_by_cosine_by_hand_and_for_a_zero_vector():
     assert len(nearest(many, np.ones(12, np.float32))) == 10  # k defaults to 10
 
 
+def test_ota_candidates_are_letter_words_of_two_or_more_pieces_most_frequent_first():
+    """Pins ota_candidates by hand (a fake tokenizer and contexts table): words with at least min_contexts
+    windows, letters only, not whole-word tokens, and split into 2+ pieces (a word that is one piece but not a
+    listed whole word, e.g. after the tokenizer's normalisation, needs no OTA), most occurrences first."""
+    import pyarrow as pa
+    from types import SimpleNamespace
+
+    from lexprobe.rare_words.am_targets import ota_candidates
+
+    pieces = {"alpha": [1, 2], "beta": [3], "gamma": [4, 5, 6], "known": [7, 8], "x2": [9, 10], "rare": [11, 12]}
+    tokenizer = type("Tok", (), {"unk_token_id": None, "unk_token": None,
+                                 "__call__": lambda self, texts, add_special_tokens: {
+                                     "input_ids": [pieces[t.strip()] for t in texts]}})()
+    rows = [(w, occ) for w, occ, n in [("alpha", 5, 2), ("beta", 9, 2), ("gamma", 7, 2), ("known", 8, 2),
+                                        ("x2", 9, 2), ("rare", 9, 1)] for _ in range(n)]
+    table = pa.table({"word": [w for w, _ in rows], "occurrences": [o for _, o in rows]})
+    contexts = SimpleNamespace(store=SimpleNamespace(table=lambda columns: table.select(columns)))
+    assert ota_candidates(tokenizer, contexts, known={"known"}, min_contexts=2) == ["gamma", "alpha"]
+    assert ota_candidates(tokenizer, contexts, known={"known"}, min_contexts=2, max_words=1) == ["gamma"]
+
+
+def test_index_targets_leave_out_replaced_rows(tmp_path):
+    """Pins index_targets' tombstones: a word replaced in the words index appears once in the target table,
+    with its new vector."""
+    from lexprobe.rare_words.am_targets import index_targets
+
+    (tmp_path / "v.txt").write_text("a 1 0\nb 0 1\nc 1 1\n")
+    lexprobe.build_word_index("w", str(tmp_path / "v.txt"), home=tmp_path / "h")
+    insert_words(tmp_path / "h", "w", ["b"], np.array([[2, 2]], np.float32), origin="manual", settings={},
+                 replace=True)
+    targets = index_targets(open_index("w", home=tmp_path / "h"))
+    assert sorted(targets.words) == ["a", "b", "c"]
+    assert targets.matrix[targets.words.index("b")].tolist() == [2.0, 2.0]
+
+
 def test_recovery_table_on_held_out_glove_words(am_home, one_torch_thread):
     home = am_home
     ctx = ContextIndex.open("ctx", home=home)
