@@ -125,3 +125,20 @@ def test_ann_curve_recall_rises_with_the_search_setting(tmp_path):
         assert result["defaults"][t] in ok
     md = record_ann_curve(result, str(tmp_path / "curve.md"), str(tmp_path / "curve.png"))
     assert (tmp_path / "curve.png").stat().st_size > 0 and "ef_search=256" in md and "nprobe=64" in md
+
+
+def test_known_and_subword_vectors_mixed_in_one_lookup_equal_gensims():
+    """Pins the mixed lookup of a fastText model loaded in memory (load_vectors keeps its n-grams): in one
+    ``index[...]`` call, known words (row 0 among them) get their stored rows and an unseen word its character
+    n-gram vector, each equal to gensim's."""
+    from pathlib import Path
+
+    import gensim
+    from gensim.models.fasttext import load_facebook_vectors
+
+    from lexprobe.kinds.words import load_vectors
+
+    path = Path(gensim.__file__).parent / "test" / "test_data" / "lee_fasttext.bin"
+    index, kv = load_vectors(str(path)), load_facebook_vectors(str(path))
+    words = [kv.index_to_key[0], "qwertyuiop", kv.index_to_key[5]]
+    np.testing.assert_array_equal(index[words], np.stack([kv[w] for w in words]))
