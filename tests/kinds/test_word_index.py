@@ -142,3 +142,27 @@ def test_known_and_subword_vectors_mixed_in_one_lookup_equal_gensims():
     index, kv = load_vectors(str(path)), load_facebook_vectors(str(path))
     words = [kv.index_to_key[0], "qwertyuiop", kv.index_to_key[5]]
     np.testing.assert_array_equal(index[words], np.stack([kv[w] for w in words]))
+
+
+def test_zero_vectors_and_empty_queries_are_clear_errors_only_when_they_are(tmp_path):
+    """Pins the per-word zero-vector check of neighbors (a word with some zero coordinates is fine, a zero
+    vector is the error) and most_similar's input check (negative words alone are a query; none is an error);
+    evaluate_word_pairs' default restrict_vocab is gensim's."""
+    import inspect
+
+    from gensim.models import KeyedVectors
+
+    from lexprobe.core.errors import LexprobeError
+    from lexprobe.kinds.words import build_word_index
+
+    (tmp_path / "v.txt").write_text("a 1 0\nb 0 1\nc 1 1\nz 0 0\n")
+    build_word_index("small", str(tmp_path / "v.txt"), home=tmp_path)
+    index = WordIndex.open("small", home=tmp_path)
+    assert index.neighbors("a", k=1).column("word").to_pylist() == ["c"]
+    with pytest.raises(LexprobeError, match="word 'z' has a zero vector"):
+        index.neighbors(["a", "z"], k=1)
+    assert [w for w, _ in index.most_similar(negative=["a"], topn=1)] == ["b"]
+    with pytest.raises(LexprobeError, match="give at least one word"):
+        index.most_similar()
+    default = lambda f: inspect.signature(f).parameters["restrict_vocab"].default
+    assert default(WordIndex.evaluate_word_pairs) == default(KeyedVectors.evaluate_word_pairs) == 300000
