@@ -310,7 +310,9 @@ class Service:
         if cached is None:
             cached = apply_vocab(read_dataset(self._dataset_spec(dataset), lowercase=lowercase), index.word_to_id)
             with self._relations_lock:
-                self._relations = {k: v for k, v in self._relations.items() if k[:2] != key[:2]}
+                # an index's older versions are dropped (inserts would grow the cache without end); the same
+                # version's other datasets and other indexes stay
+                self._relations = {k: v for k, v in self._relations.items() if k[0] != key[0] or k[1] == key[1]}
                 self._relations[key] = cached
         return cached
 

@@ -319,3 +319,29 @@ def test_a_dataset_no_data_place_holds_comes_from_gensims_copy_or_is_not_found(t
     assert service._dataset_spec("google").endswith("questions-words.txt")
     with pytest.raises(NotFound, match="dataset 'bats' is not on this server"):
         service._dataset_spec("bats")
+
+
+def test_the_relation_cache_keeps_one_version_of_each_index(tmp_path, monkeypatch):
+    """The offsets endpoint's per-index-version cache of a dataset's relations: a new version of an index (words
+    inserted) drops that index's older entries, and keeps the same version's other datasets and other indexes."""
+    from lexprobe.serve import api
+
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("".join(f"{w} {i + 1} 0.5 {i % 3}\n" for i, w in enumerate(["a", "b", "c", "d"])))
+    for name in ("one", "two"):
+        build_word_index(name, str(vectors), home=tmp_path / "home")
+    monkeypatch.setattr(api, "read_dataset", lambda spec, lowercase=False: [spec])
+    monkeypatch.setattr(api, "apply_vocab", lambda relations, vocab: (relations, []))
+    service = api.Service(tmp_path / "home", data_places=[tmp_path], models=())
+    monkeypatch.setattr(service, "_dataset_spec", lambda name: name)
+    version = lambda name: WordIndex.open(name, home=tmp_path / "home").store.manifest["version_id"]
+    for name, dataset in (("one", "bats"), ("one", "google"), ("two", "bats")):
+        assert service._relations_of(WordIndex.open(name, home=tmp_path / "home"), dataset, False) == [dataset]
+    first = version("one")
+    insert_words(tmp_path / "home", "one", ["e"], np.ones((1, 3), np.float32), origin="test", settings={})
+    assert version("one") != first
+    service._relations_of(WordIndex.open("one", home=tmp_path / "home"), "bats", False)
+    assert sorted(service._relations) == sorted([("one", version("one"), "bats", False),
+                                                 ("two", version("two"), "bats", False)])
+    service._relations_of(WordIndex.open("one", home=tmp_path / "home"), "google", True)
+    assert len(service._relations) == 3  # the same version's other dataset stays
