@@ -236,7 +236,11 @@ class TopK:
         m, n = len(Q), len(V)
         cap = 4 * k * step + 1024  # kept words per query beyond which the full scan is cheaper
         sample = self._sample(step, n)
-        slack = 1e-5 * (np.linalg.norm(Q, axis=1) + 1)  # float32 rounding: the sample's product vs the ranking's
+        # float32 rounding between the sample's product (BLAS) and the ranking's: each is within gamma_d |q| |v| of
+        # the exact product, whatever the summation order; the fixed term is kept as a floor for tiny norms
+        qn = np.linalg.norm(Q, axis=1)
+        gamma = V.shape[1] * 2.0 ** -24 / (1 - V.shape[1] * 2.0 ** -24)
+        slack = 1e-5 * (qn + 1) + 2 * gamma * qn * self.max_norm
         rows = self._int8_rows()
         D = np.full((m, k), -np.inf, dtype=np.float32)
         I = np.full((m, k), -1, dtype=np.int64)
