@@ -32,10 +32,7 @@ def folded_vocab(words, restrict_vocab: int | None, case_insensitive: bool) -> d
     (None: all), upper-cased when ``case_insensitive``, to the lowest live row id with that form (the most
     frequent variant)."""
     limit = len(words.words) if restrict_vocab is None else min(int(restrict_vocab), len(words.words))
-    live = np.ones(limit, dtype=bool)
-    dead = np.asarray(words.store.tombstones, dtype=np.int64)
-    live[dead[dead < limit]] = False
-    rows = np.flatnonzero(live)
+    rows = np.flatnonzero(~words.dead_rows()[:limit])
     forms = [words.words[i] for i in rows] if len(rows) < limit else words.words[:limit]
     if case_insensitive:
         forms = [w.upper() for w in forms]

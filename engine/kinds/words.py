@@ -372,7 +372,7 @@ class WordIndex(vindex.SearchableView):
         """Length of each raw vector by row id (float32, as gensim's ``fill_norms``)."""
         return np.linalg.norm(self.raw, axis=1)
 
-    def _dead(self) -> np.ndarray:
+    def dead_rows(self) -> np.ndarray:
         """A mask over row ids: True for the tombstoned (replaced) rows."""
         dead = np.zeros(len(self.raw), dtype=bool)
         dead[self.store.tombstones] = True
@@ -401,7 +401,7 @@ class WordIndex(vindex.SearchableView):
         with np.errstate(divide="ignore", invalid="ignore"):
             shifted = [(1 + V @ term / norms) / 2 for term in self.unit_of(ids)]
             scores = np.prod(shifted[:len(pos)], axis=0) / (np.prod(shifted[len(pos):], axis=0) + 0.000001)
-        scores = np.where(np.isfinite(scores) & ~self._dead()[:n], scores, -np.inf).astype(np.float32)
+        scores = np.where(np.isfinite(scores) & ~self.dead_rows()[:n], scores, -np.inf).astype(np.float32)
         scores[ids[ids < n]] = -np.inf
         cols, vals = topk_rows(scores[None, :], topn)
         found = np.isfinite(vals[0])
@@ -434,7 +434,7 @@ class WordIndex(vindex.SearchableView):
         v = self.raw[i1]
         with np.errstate(divide="ignore", invalid="ignore"):
             distance = 1 - (self.raw @ v) / (np.linalg.norm(v) * self.norms)  # gensim's arithmetic, float32
-        closer = (distance < distance[i2]) & ~self._dead()
+        closer = (distance < distance[i2]) & ~self.dead_rows()
         closer[i1] = False
         return self.words_at(np.flatnonzero(closer))
 

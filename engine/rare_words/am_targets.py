@@ -76,9 +76,7 @@ def models_dir(home, what: str) -> Path:
 def index_targets(index) -> TargetTable:
     """The target table of a words index (a :class:`lexprobe.kinds.words.WordIndex`): its live rows but AM's own."""
     origin = index.store.column("origin").to_numpy(zero_copy_only=False)
-    dead = np.zeros(index.store.count, bool)
-    dead[index.store.tombstones] = True
-    rows = np.flatnonzero(~dead & (origin != AM_ORIGIN))
+    rows = np.flatnonzero(~index.dead_rows() & (origin != AM_ORIGIN))
     m = index.store.manifest
     provenance = {"kind": "index", "index": index.name, "source": m["source"], "model": index.store.meta.get("model"),
                   "rows": int(len(rows))}

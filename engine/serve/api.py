@@ -493,8 +493,7 @@ class Service:
         k = integer(params, "k", 5, 1, MAX_K)
         column = index.store.column("origin")
         mask = pc.is_in(column, value_set=pa.array(INSERTED, pa.string())).to_numpy(zero_copy_only=False)
-        mask[np.asarray(index.store.tombstones, dtype=np.int64)] = False
-        inserted = np.flatnonzero(mask)
+        inserted = np.flatnonzero(mask & ~index.dead_rows())
         if not len(inserted):
             raise BadRequest(f"index {index.name!r} has no inserted words (origin ota or am: 'lexprobe ota --into' "
                              f"or 'lexprobe am --into' adds them)")

@@ -42,7 +42,7 @@ RETURNS = {
               "WordIndex.vector", "WordIndex.describe", "WordIndex.suggestion", "TokenIndex.open",
               "TokenIndex.encode", "TokenIndex.encoder", "TokenIndex.target_lemma", "TokenIndex.words_of",
               "OffsetIndex.open", "OffsetIndex.relations", "OffsetIndex.kinds", "AMModel.open", "AMModel.form",
-              "AMModel.state"},
+              "AMModel.state", "WordIndex.dead_rows"},
 }
 
 
