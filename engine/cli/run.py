@@ -172,8 +172,7 @@ def run_compare(obj: Context, vectors, limit, vocab, dataset, methods, similarit
 
     if not similarity:
         places = [datahome.data_home(), datahome.shared_data()]
-        found = (datahome.find(name, places) or datahome.packaged_copy(name) for name in SETS)
-        similarity = [hit[0] for hit in found if hit is not None]
+        similarity = [p for p in (datahome.find_or_packaged(name, places) for name in SETS) if p is not None]
     result = compare([embedding(spec) for spec in vectors], out_dir, dataset=dataset, methods=methods,
                      similarity=similarity, answers=answers, lowercase=lowercase, restrict_vocab=restrict_vocab,
                      n_shuffles=shuffles, seed=seed)

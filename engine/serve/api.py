@@ -290,13 +290,10 @@ class Service:
     def _dataset_spec(self, name: str) -> str:
         if name not in DATASET_KINDS:
             raise NotFound(f"unknown dataset {name!r} (choose from {', '.join(DATASET_KINDS)})")
-        hit = datahome.find(name, self.data_places)
-        if hit is None:
-            packaged = datahome.packaged_copy(name)
-            if packaged is None:
-                raise NotFound(f"dataset {name!r} is not on this server: {datahome.fetch_hint(name)}")
-            return f"{name}:{packaged[0]}"
-        return f"{name}:{hit[0]}"
+        path = datahome.find_or_packaged(name, self.data_places)
+        if path is None:
+            raise NotFound(f"dataset {name!r} is not on this server: {datahome.fetch_hint(name)}")
+        return f"{name}:{path}"
 
     def _relations_of(self, index: WordIndex, dataset: str, lowercase: bool) -> list:
         """The dataset's relations with the index's out-of-vocabulary policy applied, cached per index version."""

@@ -190,6 +190,12 @@ def find(name: str, places: list[Path]) -> tuple[Path, Path] | None:
     return None
 
 
+def find_or_packaged(name: str, places: list[Path]) -> Path | None:
+    """The entry path readers take of dataset ``name``: from the first of ``places`` that has it (:func:`find`),
+    else gensim's copy (:func:`packaged_copy`); None when neither has it."""
+    hit = find(name, places) or packaged_copy(name)
+    return None if hit is None else hit[0]
+
 # How a dataset of the data home is read: the reader kind of its spec and the entry below its root folder.
 SPEC_KINDS = {"bats": ("bats", ""), "google": ("google", ""), "semcor": ("wsd", ""), "wsd-eval": ("wsd", "ALL"),
               "streusle": ("streusle", "")}
