@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import LexprobeError
-from ..core.findings import AGREES, DISAGREES, Finding
+from ..core.findings import AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE, Finding, count_verdicts
 from ..core.formatting import _cell, markdown_table
 from .run_dir import RunDir
 
@@ -164,7 +164,7 @@ table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}th,td{border:1px
 th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;border:1px solid #ddd}
 blockquote{border-left:4px solid #89a;margin:.5em 0;padding:.2em 1em;background:#f6f8fa}.agrees{color:#176b2c}
 .disagrees{color:#a11}.status{color:#555;font-style:italic}.skipped{color:#a60}code{background:#f3f3f3;padding:0 .2em}"""
-_VERDICT_CLASS = {AGREES: "agrees", DISAGREES: "disagrees"}
+_VERDICT_CLASS = {AGREES: "agrees", CONTRADICTS: "contradicts", INCONCLUSIVE: "inconclusive", UNTESTABLE: "untestable"}
 
 
 def _inline(text: str) -> str:
