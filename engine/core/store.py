@@ -97,6 +97,36 @@ def is_valid_name(name: str) -> bool:
     return isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
 
 
+MAX_WORD_BYTES = 4096  # the longest word an index takes (the binary vector readers look no further)
+# whitespace (Unicode's, as str.isspace) and control characters (Unicode category Cc)
+_NOT_IN_WORD = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+WORD_RULE = f"a word is non-empty, holds no whitespace or control character, and is at most {MAX_WORD_BYTES} bytes"
+
+
+def word_problem(word) -> str | None:
+    """Why ``word`` may not enter an index (:data:`WORD_RULE`: a word must be written out and read back as one
+    field, and stay small), or None when it may."""
+    if not isinstance(word, str):
+        return f"not a string ({type(word).__name__})"
+    if not word:
+        return "empty"
+    if _NOT_IN_WORD.search(word):
+        return "holds whitespace or a control character"
+    if len(word) * 4 > MAX_WORD_BYTES and len(word.encode("utf-8", "surrogatepass")) > MAX_WORD_BYTES:
+        return f"longer than {MAX_WORD_BYTES} bytes"
+    return None
+
+
+def check_words(words) -> None:
+    """Refuse the first word that may not enter an index: one line with the word (cut at 40 characters), the
+    problem and the rule."""
+    for word in words:
+        problem = word_problem(word)
+        if problem is not None:
+            shown = repr(word[:40]) + ("..." if len(word) > 40 else "") if isinstance(word, str) else repr(word)[:40]
+            raise LexprobeError(f"word {shown}: {problem} ({WORD_RULE})")
+
+
 def check_new_index(home: Path, name: str, *, replace: bool = False, reads: tuple[str, ...] = ()) -> str:
     """Check the target of a build before any lock, file or work: a valid name, not a catalog view's name, not
     another index's name in another case (DuckDB's names are case-insensitive), not an index the build reads,

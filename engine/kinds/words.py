@@ -20,8 +20,8 @@ from ..core import vector_index as vindex
 from ..core.conventions import Result, old_order, renamed
 from ..core.errors import LexprobeError
 from ..core.progress import bar
-from ..core.store import (DEFAULT_SHARD_ROWS, Store, StoreWriter, check_new_index, home_path, vector_array,
-                          vector_type, write_lock)
+from ..core.store import (DEFAULT_SHARD_ROWS, Store, StoreWriter, check_new_index, check_words, home_path,
+                          vector_array, vector_type, write_lock)
 from ..sources.vector_files import first_overflowing_row, read_vectors
 
 KIND = "words"
@@ -615,6 +615,7 @@ def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray
     from FAISS and from lookups) and the new row serves it.
     """
     matrix = np.asarray(matrix, dtype=np.float32)
+    check_words(words)
     if len(set(words)) != len(words):
         raise LexprobeError("the words to insert contain duplicates")
     with write_lock(home, name):
