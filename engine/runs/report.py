@@ -80,21 +80,28 @@ def _grouped(report: Report) -> list[tuple[str, list[Section]]]:
     return [(k, ss) for k, ss in groups if ss]
 
 
-FINDINGS_COLUMNS = ["paper", "finding", "this run", "verdict"]
+FINDINGS_COLUMNS = ["paper", "claim", "this run", "verdict"]
 
 
 def findings(report: Report) -> list[dict]:
-    """The report's opening table: one row per finding, and one per stage that did not run, in report order.
-    ``finding`` and ``section`` are the link's text and anchor."""
+    """The report's opening table: one row per finding (a claim part), and one per stage that did not run, in
+    report order. ``claim`` and ``section`` are the link's text and anchor; ``this run`` is the key number with
+    its interval."""
     rows = []
     for paper, sections in _grouped(report):
         for s in sections:
             if s.status != "done":
-                rows.append({"paper": paper, "finding": s.title, "section": s.key, "this run": "not run",
+                rows.append({"paper": paper, "claim": s.title, "section": s.key, "this run": "not run",
                              "verdict": s.status})
-            rows += [{"paper": paper, "finding": f.claim, "section": f.section or s.key, "this run": f.observed(),
+            rows += [{"paper": paper, "claim": f.claim, "section": f.section or s.key, "this run": f.key_number,
                       "verdict": f.verdict} for f in s.findings]
     return rows
+
+
+def verdict_counts(report: Report) -> str:
+    """The line above the findings table: how many claim parts got each verdict."""
+    counts = count_verdicts([f for s in report.sections for f in s.findings])
+    return "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."
 
 
 def _settings_rows(settings: dict) -> list[dict]:
@@ -122,14 +129,33 @@ def _md_cell(text: str) -> str:
 
 
 def _md_findings(rows: list[dict]) -> str:
-    linked = [{**r, "finding": f"[{_md_cell(r['finding'])}](#{r['section']})", "this run": _md_cell(r["this run"])}
+    linked = [{**r, "claim": f"[{_md_cell(r['claim'])}](#{r['section']})", "this run": _md_cell(r["this run"])}
               for r in rows]
     return markdown_table(linked, FINDINGS_COLUMNS)
 
 
+def _paper_line(f: Finding) -> str:
+    """The paper's own sentence and its place (the claim's short name where no sentence is quoted)."""
+    said = f"\u201c{f.quote}\u201d" if f.quote else f.claim
+    return said + (f" ({f.where})" if f.where else "")
+
+
+def _finding_lines(f: Finding) -> list[tuple[str, str]]:
+    """A finding's labelled lines, shared by the markdown and the HTML."""
+    lines = [("Claim", f.claim), ("Paper", _paper_line(f))]
+    if f.paper_value:
+        lines.append(("The paper's number", f.paper_value))
+    lines += [("Criterion", f.criterion.text), ("This run", f.observed(with_n=True))]
+    if f.reason:
+        lines.append(("Why untestable", f.reason))
+    if f.power_note():
+        lines.append(("Power", f.power_note()))
+    return lines
+
+
 def _md_finding(f: Finding) -> list[str]:
-    out = [f"> **Paper:** {f.claim}  ", f"> **Criterion:** {f.criterion.text}  ",
-           f"> **This run:** {f.observed(with_n=True)} — **{f.verdict}**", ""]
+    out = [f"> **{label}:** {text}  " for label, text in _finding_lines(f)]
+    out += [f"> **Verdict:** **{f.verdict}**", ""]
     return out + [p for d in f.details for p in (d, "")]
 
 
@@ -139,7 +165,7 @@ def to_markdown(report: Report) -> str:
         out += [f"Total time: {report.seconds:.1f} s", ""]
     rows = findings(report)
     if rows:
-        out += ["## Findings", "", _md_findings(rows), ""]
+        out += ["## Findings", "", verdict_counts(report), "", _md_findings(rows), ""]
     if report.settings:
         out += ["## Settings", "", markdown_table(_settings_rows(report.settings), ["setting", "value"]), ""]
     for paper, sections in _grouped(report):
@@ -163,7 +189,7 @@ _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;border:1px solid #ddd}
 blockquote{border-left:4px solid #89a;margin:.5em 0;padding:.2em 1em;background:#f6f8fa}.agrees{color:#176b2c}
-.disagrees{color:#a11}.status{color:#555;font-style:italic}.skipped{color:#a60}code{background:#f3f3f3;padding:0 .2em}"""
+.contradicts{color:#a11}.inconclusive{color:#8a5a00}.untestable{color:#555}.status{color:#555;font-style:italic}.skipped{color:#a60}code{background:#f3f3f3;padding:0 .2em}"""
 _VERDICT_CLASS = {AGREES: "agrees", CONTRADICTS: "contradicts", INCONCLUSIVE: "inconclusive", UNTESTABLE: "untestable"}
 
 
@@ -194,7 +220,7 @@ def _html_findings(rows: list[dict]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in FINDINGS_COLUMNS)
     body = "".join(
         f"<tr><td>{html.escape(r['paper'])}</td>"
-        f'<td><a href="#{html.escape(r["section"])}">{html.escape(r["finding"])}</a></td>'
+        f'<td><a href="#{html.escape(r["section"])}">{html.escape(r["claim"])}</a></td>'
         f"<td>{html.escape(r['this run'])}</td>"
         f'<td class="{_VERDICT_CLASS.get(r["verdict"], "status")}">{html.escape(r["verdict"])}</td></tr>'
         for r in rows)
@@ -203,10 +229,10 @@ def _html_findings(rows: list[dict]) -> str:
 
 def _html_finding(f: Finding) -> str:
     verdict = f'<strong class="{_VERDICT_CLASS.get(f.verdict, "status")}">{html.escape(f.verdict)}</strong>'
-    quote = (f"<p><strong>Paper:</strong> {_inline(f.claim)}</p>"
-             f"<p><strong>Criterion:</strong> {_inline(f.criterion.text)}</p>"
-             f"<p><strong>This run:</strong> {_inline(f.observed(with_n=True))} — {verdict}</p>")
-    return f"<blockquote>{quote}</blockquote>" + "".join(f"<p>{_inline(d)}</p>" for d in f.details)
+    lines = "".join(f"<p><strong>{html.escape(label)}:</strong> {_inline(text)}</p>"
+                    for label, text in _finding_lines(f))
+    return (f"<blockquote>{lines}<p><strong>Verdict:</strong> {verdict}</p></blockquote>"
+            + "".join(f"<p>{_inline(d)}</p>" for d in f.details))
 
 
 def data_uri(path: Path) -> str:
@@ -229,7 +255,7 @@ def to_html(report: Report, run_dir: Path) -> str:
         out.append(f"<p>Total time: {report.seconds:.1f} s</p>")
     rows = findings(report)
     if rows:
-        out += ["<h2>Findings</h2>", _html_findings(rows)]
+        out += ["<h2>Findings</h2>", f"<p>{html.escape(verdict_counts(report))}</p>", _html_findings(rows)]
     if report.settings:
         out += ["<h2>Settings</h2>", _html_table(_settings_rows(report.settings), ["setting", "value"])]
     for paper, sections in _grouped(report):

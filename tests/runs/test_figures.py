@@ -81,11 +81,11 @@ def test_report_opens_with_findings_table(tmp_path):
     headings = [line for line in md.splitlines() if line.startswith("## ")]
     assert headings[0] == "## Findings" and md.index("## Findings") < md.index("## Settings")
     table = md.split("## Findings")[1].split("## ")[0]
-    assert "| paper | finding | this run | verdict |" in table
+    assert "| paper | claim | this run | verdict |" in table
     assert "| analogies | [PCS is high for inflections.](#offsets) | mean PCS 0.900 [0.850, 0.940] | agrees |" in table
     assert "Word senses" in table and "skipped" in table and "coverage" not in table
     page = to_html(report, tmp_path)
-    assert page.index("<h2>Findings</h2>") < page.index("<h2>Settings</h2>") and "<th>finding</th>" in page
+    assert page.index("<h2>Findings</h2>") < page.index("<h2>Settings</h2>") and "<th>claim</th>" in page
 
 
 def test_bar_chart_draws_the_intervals_it_is_given(tmp_path, captured):

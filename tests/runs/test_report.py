@@ -57,7 +57,7 @@ def test_markdown_and_html_from_a_fixture_section(tmp_path):
     md = paths["md"].read_text()
     assert "| relation | accuracy |" in md and "| I02 | 0.2500 |" in md
     assert "> **Paper:** the paper found X" in md
-    assert "> **This run:** this run found X 0.500 [0.400, 0.600] (n = 10) — **agrees**" in md
+    assert "> **This run:** this run found X 0.500 [0.400, 0.600] (n = 10)  \n> **Verdict:** **agrees**" in md
     assert "![a red block](stage/red.png)" in md and (tmp_path / "stage" / "red.png").exists()
     assert "skipped: not available yet" in md
     details = md[md.index("## Settings"):]  # after the opening findings table
