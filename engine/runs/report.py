@@ -21,6 +21,7 @@ from typing import Sequence
 from ..core.errors import LexprobeError
 from ..core.findings import AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE, Finding, count_verdicts
 from ..core.formatting import _cell, markdown_table
+from .claims_page import claims_page
 from .run_dir import RunDir
 
 PAPERS = {
@@ -296,9 +297,12 @@ def numbers(report: Report) -> dict:
 
 
 def write_report(report: Report, run_dir: str | Path) -> dict[str, Path]:
-    """Write ``report.md``, ``report.html`` and ``report.json`` into ``run_dir`` (atomically, each)."""
+    """Write ``report.md``, ``report.html``, ``report.json`` and the claims page ``claims.md``
+    (:func:`lexprobe.runs.claims_page.claims_page`) into ``run_dir`` (atomically, each)."""
     run = RunDir(run_dir)
     page = to_html(report, run.path)  # first: a missing image fails before anything is replaced
+    data = numbers(report)
     return {"md": run.write_text("report.md", to_markdown(report)),
             "html": run.write_text("report.html", page),
-            "json": run.write_json("report.json", numbers(report))}
+            "json": run.write_json("report.json", data),
+            "claims": run.write_text("claims.md", claims_page(data["findings"], PAPERS, source=f"`{run.path.name}`"))}
