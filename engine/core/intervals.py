@@ -4,7 +4,25 @@ from __future__ import annotations
 
 import math
 
+from .errors import LexprobeError
+
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
+MIN_CORRELATION_PAIRS = 2  # scipy's (and so gensim's) least: one pair has no correlation at all
+
+
+def check_correlation_input(x, y, what: str = "pairs") -> None:
+    """Refuse, in one line naming ``what``, paired values whose correlation means nothing or cannot be computed:
+    fewer than :data:`MIN_CORRELATION_PAIRS` pairs, or a value that is not finite (NaN, inf)."""
+    import numpy as np
+
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x) != len(y):
+        raise LexprobeError(f"{what}: {len(x)} values against {len(y)}: not paired")
+    if len(x) < MIN_CORRELATION_PAIRS:
+        raise LexprobeError(f"{what}: {len(x)} pair{'' if len(x) == 1 else 's'} scored, too few for a correlation "
+                            f"(at least {MIN_CORRELATION_PAIRS})")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise LexprobeError(f"{what}: a value that is not a finite number (NaN or infinite): no correlation")
 
 
 def wilson(count: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -33,6 +51,8 @@ def paired_bootstrap(a, b, *, strata=None, weights=None, resamples: int = 2000, 
     import numpy as np
 
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if not len(d):
+        raise LexprobeError("no paired observations: no difference and no interval")
     labels = np.zeros(len(d), np.int64) if strata is None else np.asarray(strata)
     rng = np.random.default_rng(seed)
     keys = sorted(set(labels.tolist()))
@@ -52,7 +72,8 @@ def correlation_bootstrap(x, y, *, resamples: int = 1000, seed: int = 0, level: 
                           ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap intervals (95% by default) of Pearson's and Spearman's correlation of paired
     observations: ``{"pearson": (low, high), "spearman": (low, high)}``. Pairs are resampled together with
-    replacement; ranks average ties, as scipy's ``spearmanr``; a resample whose x or y values are all equal has no
+    replacement (too few pairs, or a value not finite: :func:`check_correlation_input`); ranks average ties, as
+    scipy's ``spearmanr``; a resample whose x or y values are all equal has no
     correlation and is left out (found by comparing the values: subtracting their float mean can leave a rounding
     residue whose "correlation" is +-1)."""
     import numpy as np
@@ -60,6 +81,7 @@ def correlation_bootstrap(x, y, *, resamples: int = 1000, seed: int = 0, level: 
 
     from .seeds import rng_for
 
+    check_correlation_input(x, y)
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     take = rng_for(seed, "correlation-bootstrap").integers(0, len(x), size=(resamples, len(x)))
     X, Y = x[take], y[take]

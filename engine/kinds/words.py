@@ -507,7 +507,7 @@ class WordIndex(vindex.SearchableView):
         """
         from scipy import stats
 
-        from ..core.intervals import correlation_bootstrap
+        from ..core.intervals import check_correlation_input, correlation_bootstrap
         from ..sources.datasets.word_pairs import read_word_pairs
         from .section_scores import folded_vocab
 
@@ -527,6 +527,7 @@ class WordIndex(vindex.SearchableView):
             raise LexprobeError(f"{dataset}: no pair has both words in index {self.name!r}"
                                 f"{'' if restrict_vocab is None else f' (first {restrict_vocab} words)'}")
         gold, model = table.column("score").to_numpy()[scored], similarity[scored].astype(np.float64)
+        check_correlation_input(gold, model, dataset)
         pearson, spearman = stats.pearsonr(gold, model), stats.spearmanr(gold, model)
         share = oov.sum() / scored.sum() if dummy4unknown else oov.sum() / len(ids)
         intervals = correlation_bootstrap(gold, model, resamples=n_resamples, seed=seed, level=level)
