@@ -14,7 +14,8 @@ from ..core import vector_index as vindex
 from .root import Context, format_option, index_group
 from ..core.formatting import render
 from ..core.errors import LexprobeError
-from ..core.store import DEFAULT_SHARD_ROWS, Store, is_valid_name, list_indexes, open_index, remove_index
+from ..core.store import (DEFAULT_SHARD_ROWS, MANIFEST, WORD_RULE, Store, is_valid_name, list_indexes, open_index,
+                          read_manifest, remove_index)
 from ..kinds.words import WordIndex, build_word_index
 from ..sources.datasets.bats import ANSWER_POLICIES
 from ..sources.vector_files import FORMATS
@@ -54,8 +55,11 @@ def index_words(obj: Context, spec, name, replace, fmt, vocab, limit, lowercase,
     params = vindex.IndexParams(index_type, hnsw_m, ef_construction, ef_search, nlist, nprobe)
     s = build_word_index(name, spec, home=obj.home, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase,
                          params=params, shard_rows=shard_rows, seed=seed, replace=replace)
+    meta = read_manifest(obj.home / s["name"] / MANIFEST)["meta"]
+    refused = (f", {meta['words_refused']} words refused (first {meta['first_word_refused']}; {WORD_RULE})"
+               if meta.get("words_refused") else "")
     click.echo(f"built {s['name']}: {s['count']} words x {s['dim']} dims ({s['duplicates_dropped']} duplicates "
-               f"dropped, {s['rows_read']} rows read) in {s['seconds']} s")
+               f"dropped{refused}, {s['rows_read']} rows read) in {s['seconds']} s")
 
 
 @index_group.command("tokens")

@@ -48,6 +48,7 @@ RECORD = "FETCH.json"
 _CHUNK = 1 << 22
 MAX_MEMBERS = ("LEXPROBE_MAX_MEMBERS", 100_000)
 MAX_UNPACK = "LEXPROBE_MAX_UNPACK"
+MAX_TREE_BYTES = ("LEXPROBE_MAX_TREE_BYTES", 64 << 30)
 UNPACK_FLOOR, UNPACK_RATIO = 1 << 30, 100
 
 
@@ -247,18 +248,37 @@ def file_sha256(path: Path) -> tuple[bytes, int]:
     return digest.digest(), size
 
 
+def tree_files(root: Path) -> list[Path]:
+    """The files :func:`tree_checksum` reads, sorted by relative path, checked before any is opened: regular files
+    only (a FIFO, socket or device, or a link to one, is refused by name: it would block or never end), at most
+    ``$LEXPROBE_MAX_MEMBERS`` files and ``$LEXPROBE_MAX_TREE_BYTES`` bytes (default 64 GiB) in all."""
+    if not Path(root).is_dir():
+        return [regular_file(Path(root))]
+    most, cap = env_limit(*MAX_MEMBERS), env_limit(*MAX_TREE_BYTES)
+    paths, total = [], 0
+    for path in _files(root):
+        total += regular_file(path).stat().st_size
+        paths.append(path)
+        if len(paths) > most:
+            raise InputError(root, f"more than {most} files in this folder ({MAX_MEMBERS[0]}=N raises the limit)")
+        if total > cap:
+            raise InputError(root, f"more than {cap} bytes in this folder ({MAX_TREE_BYTES[0]}=BYTES raises the "
+                                   "limit)")
+    return sorted(paths, key=lambda p: p.relative_to(root).as_posix())
+
+
 def tree_checksum(root: Path) -> dict:
-    """SHA-256 over (relative path, NUL, file SHA-256) of every file, sorted; plus file and byte counts.
+    """SHA-256 over (relative path, NUL, file SHA-256) of every file, sorted; plus file and byte counts. The
+    files are checked first (:func:`tree_files`).
 
     A single file (e.g. ``questions-words.txt``) is hashed the same way with its own name as the path.
     """
     tree = hashlib.sha256()
     files = n_bytes = 0
-    paths = [root] if root.is_file() else sorted(_files(root), key=lambda p: p.relative_to(root).as_posix())
-    for path in paths:
+    for path in tree_files(root):
         digest, size = file_sha256(path)
         n_bytes += size
-        rel = path.name if root.is_file() else path.relative_to(root).as_posix()
+        rel = path.name if path == root else path.relative_to(root).as_posix()
         tree.update(rel.encode() + b"\0" + digest)
         files += 1
     return {"sha256": tree.hexdigest(), "files": files, "bytes": n_bytes}

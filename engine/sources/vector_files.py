@@ -36,6 +36,7 @@ from typing import Iterator
 import numpy as np
 
 from ..core.errors import InputError, LexprobeError
+from ..core.store import MAX_WORD_BYTES, word_problem
 
 FORMATS = ("auto", "w2v-bin", "w2v-text", "glove", "fasttext", "npy", "fasttext-bin", "gensim")
 FORMAT_NAMES = {"w2v-bin": "word2vec binary", "w2v-text": "word2vec text", "glove": "GloVe text",
@@ -49,7 +50,6 @@ GENSIM_EXTRA = "pip install 'lexprobe[gensim]'"
 PACKAGED_GLOVE = "glove-6b-50d"
 BOM = "\ufeff"  # a byte-order mark some editors put before the first line
 CHUNK_ROWS = 50_000
-MAX_WORD_BYTES = 4096  # the longest word a binary reader looks for
 Chunk = tuple  # (words, matrix) or (words, matrix, source ids)
 
 # (environment variable, default): the caps on what one vector file may make lexprobe read
@@ -86,6 +86,8 @@ class VectorSource:
     dim: int = 0
     rows_read: int = 0
     duplicates: int = 0
+    refused: int = 0        # words the index rule refuses (:func:`lexprobe.core.store.word_problem`), dropped
+    first_refused: str = ""  # the first of them, cut, with its problem
     lowercase: bool = False
     limit: int | None = None
     extra: dict = field(default_factory=dict)
@@ -93,7 +95,8 @@ class VectorSource:
 
     def meta(self) -> dict:
         return {"source": self.spec, "format": self.format, "dim": self.dim, "rows_read": self.rows_read,
-                "duplicates_dropped": self.duplicates, "lowercase": self.lowercase, "limit": self.limit,
+                "duplicates_dropped": self.duplicates, "words_refused": self.refused,
+                **({"first_word_refused": self.first_refused} if self.refused else {}), "lowercase": self.lowercase, "limit": self.limit,
                 **self.extra}
 
 
@@ -952,8 +955,10 @@ def _guarded(path: Path, chunks: Iterator[Chunk], tried: list[str] | None) -> It
 
 def read_vectors(spec: str, *, fmt: str = "auto", vocab: str | None = None, limit: int | None = None,
                  lowercase: bool = False) -> tuple[VectorSource, Iterator[tuple[list[str], np.ndarray, np.ndarray]]]:
-    """Chunks ``(words, matrix, source_ids)`` after lowercasing, dropping duplicates (first wins) and
-    keeping the first ``limit`` kept words. ``source_ids`` are the rows' positions in the source, or the
+    """Chunks ``(words, matrix, source_ids)`` after lowercasing, dropping duplicates (first wins) and words no
+    index takes (:func:`lexprobe.core.store.word_problem`: empty, whitespace or control characters, over 4096
+    bytes; counted, the first named: a release of millions of words stays usable for one odd word, as GloVe
+    840B holds words with spaces) and keeping the first ``limit`` kept words. ``source_ids`` are the rows' positions in the source, or the
     token ids for ``hf:`` sources. ``source`` is filled in as the stream is consumed."""
     if limit is not None and limit < 1:
         raise LexprobeError(f"--limit must be positive, not {limit}")
@@ -979,6 +984,11 @@ def read_vectors(spec: str, *, fmt: str = "auto", vocab: str | None = None, limi
                     words[j] = w
                 if w in seen:
                     source.duplicates += 1
+                    continue
+                problem = word_problem(w)
+                if problem is not None:
+                    source.refused += 1
+                    source.first_refused = source.first_refused or f"{w[:40]!r}: {problem}"
                     continue
                 seen.add(w)
                 keep.append(j)

@@ -156,5 +156,5 @@ def test_relation_file_by_hand_code_blank_lines_ends_and_encoding(tmp_path):
     assert relation.code == "my" and relation.pairs == [("a", ["b", "c"]), ("d", ["e"])]
     assert relation.starts == ["a", "d"] and relation.ends == ["b", "e"]
     (tmp_path / "latin.txt").write_bytes("caf\xe9\tb\n".encode("latin-1"))
-    with pytest.raises(InputError, match=r"latin.txt: not UTF-8 text"):
+    with pytest.raises(InputError, match=r"latin.txt:1: not UTF-8 text"):
         read_relation_file(tmp_path / "latin.txt")

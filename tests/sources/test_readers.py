@@ -137,5 +137,5 @@ def test_google_reader_by_hand(tmp_path):
         ("gram1-adj", "syntactic", [("calm", ["calmly"]), ("quick", ["quickly"])], [(0, 1)])]
     assert read_google(p, questions="pairs")[0].questions is None
     p.write_bytes(b": s\nA B C \xff\n")
-    with pytest.raises(InputError, match=r"not UTF-8 text \(invalid start byte at byte 10\)"):
+    with pytest.raises(InputError, match=r"q.txt:2: not UTF-8 text \(invalid start byte at byte 6\)"):
         read_questions(p)

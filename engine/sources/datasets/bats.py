@@ -26,6 +26,7 @@ import numpy as np
 
 from ...core.conventions import short_repr
 from ...core.errors import InputError, LexprobeError
+from .word_lines import bounded_lines
 
 ANSWER_POLICIES = ("first", "any")
 _FILE_RE = re.compile(r"^([A-Z]\d\d)\s*\[(.+)\]$")
@@ -75,16 +76,12 @@ def read_relation_file(path: str | os.PathLike, *, answers: str = "first", categ
     """Read one BATS relation file; a malformed line is an :class:`InputError` naming file and line."""
     _check_policy(answers)
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     stem = path.stem
     match = _FILE_RE.match(stem)
     code = match.group(1) if match else stem.split()[0] if stem.split() else stem
     relation = Relation(name=stem, code=code, category=category or category_of(path.parent.name), file=str(path))
     seen: set[str] = set()
-    for number, raw in enumerate(text.splitlines(), 1):  # splitlines drops \r\n and \n alike
+    for number, raw in bounded_lines(path):
         line = raw.strip()
         if not line:
             continue

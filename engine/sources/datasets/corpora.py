@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...core.errors import LexprobeError
+from ...core.errors import InputError, LexprobeError
 from ..datahome import named_spec, tree_checksum
+from ..vector_files import regular_file
 from .corpus import Corpus
 from .jsonl_corpus import read_jsonl_corpus
 from .plain_text import read_plain_text  # AM (issue 26): the text kind
-from .streusle import read_streusle
-from .wsd import read_wsd
+from .streusle import read_streusle, streusle_files
+from .wsd import read_wsd, wsd_files
 
 KINDS = ("wsd", "streusle", "jsonl", "text")
 
@@ -39,12 +40,28 @@ def parse_spec(spec: str) -> tuple[str, Path]:
     return kind, p
 
 
+def check_readable(kind: str, path: Path) -> None:
+    """What the reader of ``kind`` will open, checked before anything is hashed or read: one file for the text
+    and JSONL kinds (a folder, a FIFO or a device refused by name), the XML and its gold keys for ``wsd``, the
+    STREUSLE files of a file or folder."""
+    if kind in ("text", "jsonl"):
+        if path.is_dir():
+            raise InputError(path, f"a {'plain-text' if kind == 'text' else 'JSONL'} corpus is one file, not a folder")
+        regular_file(path)
+    elif kind == "wsd":
+        wsd_files(path)
+    else:
+        for file in streusle_files(path):
+            regular_file(file)
+
+
 def provenance(spec: str) -> dict:
     """What a corpus spec reads, as a token index records it: ``corpus`` (the spec with its path resolved, a
-    data-home name expanded), ``corpus_typed`` (as given) and ``corpus_sha256`` (over the files read,
-    :func:`lexprobe.sources.datahome.tree_checksum`), so that an index is found again from any folder and a
+    data-home name expanded), ``corpus_typed`` (as given) and ``corpus_sha256`` (over the file or folder given,
+    :func:`lexprobe.sources.datahome.tree_checksum`, once :func:`check_readable` has passed), so that an index is found again from any folder and a
     copy of the same corpus elsewhere is known as the same."""
     kind, path = parse_spec(spec)
+    check_readable(kind, path)
     return {"corpus": f"{kind}:{path.resolve()}", "corpus_typed": spec,
             "corpus_sha256": tree_checksum(path)["sha256"]}
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ...core.errors import InputError, LexprobeError
 from .bats import Relation
+from .word_lines import bounded_lines
 
 QUESTION_SOURCES = ("file", "pairs")
 
@@ -41,12 +42,8 @@ def read_questions(path: str | os.PathLike, *, lowercase: bool = False) -> list[
     path = Path(path)
     if not path.is_file():
         raise LexprobeError(f"{path}: no such file (the Google analogy set, questions-words.txt)")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     section, out = None, []
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in bounded_lines(path):
         line = raw.strip()
         if not line:
             continue

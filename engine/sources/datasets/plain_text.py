@@ -9,20 +9,20 @@ mark before the first line is dropped.
 
 The corpus has sentences and no targets (plain text has no sense annotation): it feeds the contexts index, not
 the token index. Bad input is one error naming the file (and line): a binary file (a NUL byte), bytes that are
-not UTF-8, a damaged compressed file, a file with no words. :func:`iter_sentences` streams the file (memory
-bounded by one line), :func:`read_plain_text` returns the common :class:`~.corpus.Corpus` tables.
+not UTF-8, a damaged compressed file, a line longer than the line limit, a file that is not a regular file, a
+file with no words. :func:`iter_sentences` streams the file (:func:`.word_lines.bounded_lines`: memory bounded by
+one line), :func:`read_plain_text` returns the common :class:`~.corpus.Corpus` tables.
 """
 
 from __future__ import annotations
 
-import lzma
 from pathlib import Path
 from typing import Iterator
 
 from ...core.errors import InputError
 from ..typed_text import split_words
-from ..vector_files import BOM, open_binary
 from .corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, ColumnBuilder, Corpus
+from .word_lines import bounded_lines
 
 
 def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[str]]]:
@@ -34,23 +34,11 @@ def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[str]]]:
     if not path.is_file():
         raise InputError(path, "no such file")
     found = False
-    try:
-        with open_binary(path) as f:
-            for number, raw in enumerate(f, 1):
-                if b"\0" in raw:
-                    raise InputError(path, "binary data (a NUL byte), not text", number)
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", number) from None
-                if number == 1:
-                    line = line.removeprefix(BOM)
-                words = split_words(line)
-                if words:
-                    found = True
-                    yield number, words
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise InputError(path, f"damaged or truncated compressed file ({exc})") from None
+    for number, line in bounded_lines(path):
+        words = split_words(line)
+        if words:
+            found = True
+            yield number, words
     if not found:
         raise InputError(path, "no sentences (the file is empty or blank)")
 

@@ -15,11 +15,13 @@ gensim ships WordSim-353 and SimLex-999 whole in its test data
 
 Any file of ``word word score`` lines reads the same way: tabs, else commas, else spaces separate the fields
 (decided on the first line); blank lines and ``#`` comments are skipped; a first line whose third field is no
-number is a header. A malformed line is one error naming the file and the line.
+number is a header. A malformed line, and a score that is not a finite number (``nan``, ``inf``, ``1e999``), is one
+error naming the file and the line.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -27,7 +29,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ...core.errors import InputError, LexprobeError
-from .word_lines import _text
+from .word_lines import bounded_lines
 
 _MEN_TAG = re.compile(r"-[nvj]$")
 # the released files' names -> the set's name (else the file's stem)
@@ -61,7 +63,7 @@ def read_word_pairs(path: str | os.PathLike) -> pa.Table:
     path = Path(path)
     if not path.is_file():
         raise LexprobeError(f"{path}: no such file (word pairs with similarity scores)")
-    lines = [(n, line) for n, line in enumerate(_text(path).splitlines(), 1)
+    lines = [(n, line) for n, line in bounded_lines(path)
              if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
         raise InputError(path, "no word pairs")
@@ -80,6 +82,8 @@ def read_word_pairs(path: str | os.PathLike) -> pa.Table:
         if score is None or not fields[0] or not fields[1]:
             raise InputError(path, f"expected 'word word score' (score in field {column + 1}), found "
                                    f"{line.strip()[:80]!r}", number)
+        if not math.isfinite(score):
+            raise InputError(path, f"score {fields[column][:40]!r} is not a finite number", number)
         for key, value in zip(rows, (fields[0], fields[1], score, number)):
             rows[key].append(value)
     if not rows["word1"]:

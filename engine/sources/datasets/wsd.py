@@ -17,7 +17,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ...core.errors import InputError, LexprobeError
+from ..vector_files import regular_file
 from .corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, ColumnBuilder, Corpus, Skips
+from .word_lines import bounded_lines
 
 DATA_SUFFIX = ".data.xml"
 GOLD_SUFFIX = ".gold.key.txt"
@@ -36,25 +38,21 @@ def wsd_files(path: Path) -> tuple[Path, Path]:
     gold = path.with_name(path.name[: -len(DATA_SUFFIX)] + GOLD_SUFFIX)
     if not gold.exists():
         raise LexprobeError(f"{gold}: gold key file missing (needed beside {path.name})")
-    return path, gold
+    return regular_file(path), regular_file(gold)  # a FIFO would block the XML parser for ever
 
 
 def read_gold_keys(path: Path) -> dict[str, list[str]]:
     """``instance_id -> [sense keys]`` from a gold key file; a line without a key or a repeated id is an error."""
     keys: dict[str, list[str]] = {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                parts = line.split()
-                if not parts:
-                    continue
-                if len(parts) < 2:
-                    raise InputError(path, f"instance {parts[0]!r} has no sense key", number)
-                if parts[0] in keys:
-                    raise InputError(path, f"instance {parts[0]!r} is listed twice", number)
-                keys[parts[0]] = parts[1:]
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+    for number, line in bounded_lines(path):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) < 2:
+            raise InputError(path, f"instance {parts[0]!r} has no sense key", number)
+        if parts[0] in keys:
+            raise InputError(path, f"instance {parts[0]!r} is listed twice", number)
+        keys[parts[0]] = parts[1:]
     return keys
 
 
