@@ -10,14 +10,19 @@ import subprocess
 import sys
 import time
 
+import faiss
 import numpy as np
+import pyarrow as pa
 import pytest
 import ray  # the `ray` extra, part of `all`: the README set-up installs it
 
 from lexprobe.core.store import write_lock
 from lexprobe.kinds.tokens import TokenIndex, limit_corpus
 from lexprobe.kinds.words import WordIndex, build_word_index
-from lexprobe.scale.build import EncoderPool, build_token_index_ray, corpus_blocks
+from lexprobe.core import vector_index as vindex
+from lexprobe.core.store import StoreWriter, vector_array
+from lexprobe.kinds.tokens import token_schema
+from lexprobe.scale.build import EncoderPool, ShardCutter, build_token_index_ray, corpus_blocks, write_flat_faiss
 from lexprobe.scale.search import merge_topk, open_sharded, shard_groups
 from lexprobe.sources.datasets.corpora import read_corpus
 
@@ -74,21 +79,25 @@ def test_ray_build_equals_local_build(cluster, local, spec, cli):
     assert r.code == 0, r
     blocks = len(corpus_blocks(limit_corpus(read_corpus(spec), SENTENCES), BLOCK))
     assert blocks >= 4 and f"ray: 2 encoder actors, {blocks} blocks" in r.out
-    _, b = assert_same_index(local, "onray")
-    assert b.settings["engine"]["workers"] == 2 and b.store.count > 100
+    a, b = assert_same_index(local, "onray")
+    assert b.settings["engine"]["workers"] == 2 and b.settings["engine"]["writes"] == "workers"
+    assert b.store.count > 100
+    assert [s["rows"] for s in a.store.manifest["shards"]] == [s["rows"] for s in b.store.manifest["shards"]]
+    assert not list(local.glob(".onray.*"))  # the block files went with the temporary folder
     assert cli("--home", local, "index", "verify", "onray").code == 0
 
 
 def test_dead_worker_is_retried(cluster, local, spec):
-    """An actor killed while it holds blocks restarts and Ray retries its block; killed again with no restart
-    left, it hands its blocks to the other actor. Either way the index equals the local one."""
+    """An actor SIGKILLed while it holds blocks (encoding or writing one) restarts and Ray retries its block;
+    killed again with no restart left, it hands its blocks to the other actor. Either way the index equals the
+    local one and nothing of the dead writes is left."""
     pool = EncoderPool(2, "minilm", threads=1, max_restarts=1)
     encode = pool.encode
 
-    def killing(index_name, blocks):
-        for i, item in enumerate(encode(index_name, blocks)):
+    def killing(*args):
+        for i, item in enumerate(encode(*args)):
             if i == 0:
-                ray.kill(pool.actors[0], no_restart=False)
+                os.kill(pool.pids()[0], signal.SIGKILL)
             yield item
 
     pool.encode = killing
@@ -100,15 +109,17 @@ def test_dead_worker_is_retried(cluster, local, spec):
             assert_same_index(local, name)
             if name == "restarted":
                 assert pool.pids()[0] != first_pid  # a fresh process took over the actor
+            assert not list(local.glob(f".{name}.*"))
         with pytest.raises(ray.exceptions.RayActorError):
             ray.get(pool.actors[0].pid.remote())  # out of restarts: the second build ran on the other actor alone
     finally:
         pool.close()
 
 
-def test_killed_driver_leaves_the_old_index(cluster, local, spec, tmp_path):
-    """A driver killed (SIGKILL) while it writes a new version leaves the old index, verified and unchanged; the
-    next writer removes its temporary folder."""
+@pytest.mark.parametrize("moment", ["blocks/block-*", "shards/part-*"])
+def test_killed_driver_leaves_the_old_index(cluster, local, spec, tmp_path, moment):
+    """A driver killed (SIGKILL) while its workers write blocks, or while shards are cut, leaves the old index,
+    verified and unchanged; the next writer removes its temporary folder."""
     before = TokenIndex.open("local", home=local).store.manifest["version_id"]
     env = {**os.environ, "RAY_ADDRESS": cluster, "LEXPROBE_HOME": str(local)}
     log = open(tmp_path / "driver.log", "w")
@@ -118,18 +129,48 @@ def test_killed_driver_leaves_the_old_index(cluster, local, spec, tmp_path):
                               env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
     try:
-        while not any(p.glob("shards/part-*") for p in local.glob(".local.tmp-*")):  # a new version is on its way
+        while not any(p.glob(moment) for p in local.glob(".local.tmp-*")):  # a new version is on its way
             assert driver.poll() is None, (tmp_path / "driver.log").read_text()[-2000:]
             assert time.monotonic() < deadline
             time.sleep(0.2)
     finally:
         driver.send_signal(signal.SIGKILL)
         driver.wait()
+    time.sleep(1)  # the dead driver's actors are stopped by Ray; one may still finish the write it had begun
     index = TokenIndex.open("local", home=local)
     assert index.store.manifest["version_id"] == before and np.isfinite(index.raw).all()
     with write_lock(local, "local"):
         pass
     assert not list(local.glob(".local.tmp-*"))
+
+
+def test_shard_cutter_keeps_the_local_boundaries():
+    """Blocks of 3, 0, 5 and 2 rows in shards of 4: rows 0-3, 4-7, 8-9, each from the blocks that hold them."""
+    cut = ShardCutter(4)
+    assert cut.add(3) == [] and cut.add(0) == []
+    assert cut.add(5) == [(0, [(0, 0, 3), (2, 0, 1)], 0), (1, [(2, 1, 5)], 4)]
+    assert cut.add(2) == []
+    assert cut.finish() == [(2, [(3, 0, 2)], 8)]
+    assert cut.finish() == []
+    big = ShardCutter(2)
+    assert big.add(5) == [(0, [(0, 0, 2)], 0), (1, [(0, 2, 4)], 2)] and big.finish() == [(2, [(0, 4, 5)], 4)]
+
+
+def test_streamed_flat_faiss_file_is_faiss_own(tmp_path):
+    """The flat FAISS file written shard by shard has the bytes FAISS itself writes for the same unit vectors."""
+    rng = np.random.default_rng(3)
+    raw = rng.normal(size=(23, 7)).astype(np.float32)
+    with StoreWriter(tmp_path, "x", kind="tokens", dim=7, schema=pa.schema([token_schema(7).field("id"),
+                                                                             token_schema(7).field("vector")]),
+                     shard_rows=5) as writer:
+        writer.write(pa.table({"id": np.arange(23), "vector": vector_array(raw)}))
+        writer.commit(source="test")
+    shards = sorted((tmp_path / "x" / "shards").glob("part-*.arrow"))
+    assert len(shards) == 5
+    write_flat_faiss(str(tmp_path / "streamed.index"), shards, 7, 23)
+    expected = faiss.serialize_index(vindex.build(vindex.unit_rows(raw)[0], np.arange(23))).tobytes()
+    assert (tmp_path / "streamed.index").read_bytes() == expected
+    assert vindex.load(str(tmp_path / "streamed.index")).ntotal == 23
 
 
 @pytest.mark.parametrize("address, message", [
