@@ -33,7 +33,7 @@ def query_neighbors(obj: Context, name, words, k, restrict_vocab, include_self, 
     """Nearest neighbours of WORDS by cosine. Rows: query, rank, word, score. With --engine ray the index's
     shards are searched by Ray actors and their top-k merged: the same rows as the local exact search."""
     with opened(WordIndex, obj, name, engine, ray_address, shard_groups) as index:
-        candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (not include_self)
+        candidates = min(restrict_vocab or index.searcher.ntotal, index.searcher.ntotal) - (not include_self)
         words = keep_known(index, list(words), skip=skip_unknown)
         rows = index.neighbors(words, clamp_k(k, max(candidates, 1), "words to rank"),
                                exclude_inputs=not include_self, restrict_vocab=restrict_vocab).to_pylist()
@@ -101,7 +101,7 @@ def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_u
     items = keep_known(index, items, lambda q: q[:3], skip=skip_unknown, source=questions or "query",
                        label=lambda q: q[3])
     ids = np.asarray([index.ids(q[:3]) for q in items], dtype=np.int64)
-    candidates = min(restrict_vocab or index.vectors.ntotal, index.vectors.ntotal) - (0 if honest else 3)
+    candidates = min(restrict_vocab or index.searcher.ntotal, index.searcher.ntotal) - (0 if honest else 3)
     k = clamp_k(k, max(candidates, 1), "candidate answers")
     D, I = answer_questions(index, ids[:, 0], ids[:, 1], ids[:, 2], method=method, k=k,
                             exclude_inputs=not honest, restrict_vocab=restrict_vocab, eps=eps)

@@ -95,7 +95,7 @@ def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *,
             sl = slice(start, start + _SEARCH_BLOCK)
             q = words.unit_of(b[sl]) - words.unit_of(a[sl]) + words.unit_of(a_star[sl])
             q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-            D[sl], I[sl] = words.vectors.search(q, k, exclude=None if exclude is None else exclude[sl],
+            D[sl], I[sl] = words.searcher.search(q, k, exclude=None if exclude is None else exclude[sl],
                                                 restrict=restrict_vocab)
             progress.update(len(q))
         progress.close()

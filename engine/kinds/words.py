@@ -23,6 +23,7 @@ from ..core.progress import bar
 from ..core.store import (DEFAULT_SHARD_ROWS, Store, StoreWriter, check_new_index, check_words, home_path,
                           vector_array, vector_type, write_lock)
 from ..sources.vector_files import first_overflowing_row, read_vectors
+from .keyed_vectors import AnalogyEvaluation, KeyedVectorsAPI
 
 KIND = "words"
 FAISS_FILE = "faiss.index"
@@ -119,12 +120,12 @@ class UnknownWords(LexprobeError, KeyError):
         super().__init__(f"{source}: {what}" + (f"; {hint}" if hint else ""))
 
 
-class WordIndex(vindex.SearchableView):
-    """An open words index: the verified store plus its FAISS index, with word lookup. It also answers as
-    gensim's ``KeyedVectors`` does: ``len(index)``, ``word in index``, ``index[word]`` (the raw vector; a list
-    gives a matrix), ``key_to_index``, ``index_to_key``, ``most_similar``, ``most_similar_cosmul``,
-    ``doesnt_match``, ``rank``, ``closer_than``, ``most_similar_to_given``, ``evaluate_word_analogies`` and
-    ``evaluate_word_pairs``; :func:`load_vectors` opens a vector file as one, in memory.
+class WordIndex(KeyedVectorsAPI, vindex.SearchableView):
+    """An open words index: the verified store plus its FAISS index (:attr:`searcher`), with word lookup. It
+    also reads as gensim's ``KeyedVectors`` does (:class:`~.keyed_vectors.KeyedVectorsAPI`: every reading
+    member, ``vectors`` the raw matrix; ``to_gensim()`` hands a real one over): ``len(index)``,
+    ``word in index``, ``index[word]`` (the raw vector; a list gives a matrix), ``most_similar``... ;
+    :func:`load_vectors` opens a vector file (or a gensim ``KeyedVectors``) as one, in memory.
 
     Opened from a fastText ``.bin`` by :func:`load_vectors`, it keeps the model (:attr:`subwords`): a word outside
     the index gets fastText's vector from its character n-grams in :meth:`vector`, ``index[word]``,
@@ -134,6 +135,9 @@ class WordIndex(vindex.SearchableView):
 
     kind = KIND
     subwords = None  # a fastText .bin's model (sources.vector_files.FastTextBin) when load_vectors read one
+    searcher: vindex.VectorIndex  # the FAISS index (set by the constructor under the dataclass's name `vectors`)
+    __eq__ = object.__eq__  # one open view is itself (its `vectors` is an array: the dataclass's field-wise
+    __hash__ = object.__hash__  # comparison would be ambiguous)
 
     def _repr_detail(self) -> str:
         detail = super()._repr_detail()
@@ -280,7 +284,7 @@ class WordIndex(vindex.SearchableView):
         if zero.any():
             raise LexprobeError(f"word {words[int(np.argmax(zero))]!r} has a zero vector (length below "
                                 f"{vindex.MIN_NORM:g}): no direction, so no neighbours by cosine")
-        D, I = self.vectors.search(unit, k, exclude=exclude, restrict=restrict_vocab)
+        D, I = self.searcher.search(unit, k, exclude=exclude, restrict=restrict_vocab)
         q, r = np.nonzero(I >= 0)
         return pa.table({"query": pa.array(np.asarray(words, dtype=object)[q], pa.string()),
                          "rank": pa.array(r + 1, pa.int64()),
@@ -344,29 +348,6 @@ class WordIndex(vindex.SearchableView):
         found = I[0] >= 0
         return list(zip(self.words_at(I[0][found]), map(float, D[0][found])))
 
-    def most_similar(self, positive: str | Iterable[str] = (), negative: str | Iterable[str] = (), topn: int = 10,
-                     restrict_vocab: int | None = None) -> list[tuple[str, float]]:
-        """The ``topn`` words nearest to the mean of the unit vectors of ``positive`` minus those of
-        ``negative``, by cosine, inputs excluded: gensim's ``most_similar`` (a str is one word).
-        ``restrict_vocab``: only the N most frequent words are candidates.
-
-        >>> [w for w, _ in lexprobe.open_index("glove").most_similar("king", topn=3)]
-        ['prince', 'queen', 'ii']
-        """
-        pos, neg = self._words_arg(positive, "positive"), self._words_arg(negative, "negative")
-        if not pos and not neg:
-            raise LexprobeError("most_similar: give at least one word")
-        if topn < 1:
-            raise LexprobeError(f"most_similar: topn must be at least 1, not {topn}")
-        vectors, ids = self._vectors_of(pos + neg)
-        weights = np.array([1.0] * len(pos) + [-1.0] * len(neg), dtype=np.float32)
-        query = (weights[:, None] * vindex.unit_rows(vectors)[0]).mean(axis=0)
-        query /= max(float(np.linalg.norm(query)), 1e-12)
-        D, I = self.vectors.search(query[None, :].astype(np.float32), topn,
-                                   exclude=[sorted(set(ids[ids >= 0].tolist()))], restrict=restrict_vocab)
-        found = I[0] >= 0
-        return list(zip(self.words_at(I[0][found]), map(float, D[0][found])))
-
     @cached_property
     def norms(self) -> np.ndarray:
         """Length of each raw vector by row id (float32, as gensim's ``fill_norms``)."""
@@ -377,35 +358,6 @@ class WordIndex(vindex.SearchableView):
         dead = np.zeros(len(self.raw), dtype=bool)
         dead[self.store.tombstones] = True
         return dead
-
-    def most_similar_cosmul(self, positive: str | Iterable[str] = (), negative: str | Iterable[str] = (),
-                            topn: int = 10, restrict_vocab: int | None = None) -> list[tuple[str, float]]:
-        """gensim's ``most_similar_cosmul`` (Levy and Goldberg's 3CosMul with cosines shifted to [0, 1] and
-        epsilon 1e-6): the product of the shifted cosines with ``positive`` over that with ``negative`` plus
-        epsilon, best first, inputs excluded, over every word (gensim ignores ``restrict_vocab`` here; lexprobe
-        keeps only the N most frequent words). Equal scores: lower row id first.
-
-        >>> [w for w, _ in lexprobe.open_index("glove").most_similar_cosmul(["king", "woman"], ["man"], topn=2)]
-        ['queen', 'throne']
-        """
-        from ..core.topk import topk_rows
-
-        pos, neg = self._words_arg(positive, "positive"), self._words_arg(negative, "negative")
-        if not pos:
-            raise LexprobeError("most_similar_cosmul: give at least one positive word")
-        if topn < 1:
-            raise LexprobeError(f"most_similar_cosmul: topn must be at least 1, not {topn}")
-        ids = self.ids(pos + neg)
-        n = len(self.raw) if restrict_vocab is None else min(int(restrict_vocab), len(self.raw))
-        V, norms = self.raw[:n], self.norms[:n]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shifted = [(1 + V @ term / norms) / 2 for term in self.unit_of(ids)]
-            scores = np.prod(shifted[:len(pos)], axis=0) / (np.prod(shifted[len(pos):], axis=0) + 0.000001)
-        scores = np.where(np.isfinite(scores) & ~self.dead_rows()[:n], scores, -np.inf).astype(np.float32)
-        scores[ids[ids < n]] = -np.inf
-        cols, vals = topk_rows(scores[None, :], topn)
-        found = np.isfinite(vals[0])
-        return list(zip(self.words_at(cols[0][found]), map(float, vals[0][found])))
 
     def doesnt_match(self, words: Iterable[str]) -> str:
         """gensim's ``doesnt_match``: the word least similar to the normalised mean of the words' unit vectors
@@ -460,11 +412,12 @@ class WordIndex(vindex.SearchableView):
         return words[int(np.argmax(unit[1:] @ unit[0]))]
 
     def evaluate_word_analogies(self, analogies: str | Path, restrict_vocab: int | None = 300000,
-                                case_insensitive: bool = True, dummy4unknown: bool = False
-                                ) -> tuple[float, list[dict]]:
-        """gensim's ``evaluate_word_analogies`` on a four-column file (``questions-words.txt``), in gensim's
-        shape: ``(accuracy, sections)``, each section ``{"section", "correct", "incorrect"}`` with its questions
-        as ``(a, b, c, expected)`` tuples (upper-cased when ``case_insensitive``), then ``Total accuracy``.
+                                case_insensitive: bool = True, dummy4unknown: bool = False,
+                                similarity_function: str = "most_similar") -> AnalogyEvaluation:
+        """gensim's ``evaluate_word_analogies`` on a four-column file (``questions-words.txt``): unpacks as gensim's
+        ``(accuracy, sections)``, each section ``{"section", "correct", "incorrect"}`` with its questions as
+        ``(a, b, c, expected)`` tuples (upper-cased when ``case_insensitive``), then ``Total accuracy``;
+        ``to_pandas()`` has one row per question.
 
         gensim's rules: words are matched within the ``restrict_vocab`` most frequent, ignoring case unless
         ``case_insensitive=False`` (then each form is its most frequent variant); a question with a word outside
@@ -474,21 +427,10 @@ class WordIndex(vindex.SearchableView):
         count with too). Accuracy is correct over answered (0.0 when none is). A malformed line is an error
         (gensim skips it).
         """
-        from ..sources.datasets.google import read_questions
-        from .section_scores import score_sections
+        from .keyed_vectors import evaluate_word_analogies
 
-        scores = score_sections(self, read_questions(analogies), restrict_vocab=restrict_vocab,
-                                case_insensitive=case_insensitive)
-        sections: list[dict] = []  # gensim's: a new entry at every change of section
-        for section, words, asked, correct in zip(scores.sections, scores.words, scores.asked, scores.correct):
-            if not sections or sections[-1]["section"] != section:
-                sections.append({"section": section, "correct": [], "incorrect": []})
-            if asked or dummy4unknown:
-                sections[-1]["correct" if correct else "incorrect"].append(words)
-        total = {"section": "Total accuracy", "correct": [q for s in sections for q in s["correct"]],
-                 "incorrect": [q for s in sections for q in s["incorrect"]]}
-        answered = len(total["correct"]) + len(total["incorrect"])
-        return (len(total["correct"]) / answered if answered else 0.0), sections + [total]
+        return evaluate_word_analogies(self, analogies, restrict_vocab, case_insensitive, dummy4unknown,
+                                       similarity_function)
 
     def evaluate_word_pairs(self, pairs: str | Path | pa.Table, restrict_vocab: int | None = 300000,
                             case_insensitive: bool = True, dummy4unknown: bool = False, *,
@@ -571,18 +513,28 @@ class WordPairScores(Result):
                 f"{self.oov_ratio:.1f}% oov>")
 
 
-def load_vectors(path: str, *, fmt: str = "auto", vocab: str | None = None, limit: int | None = None,
-                 lowercase: bool = False) -> WordIndex:
+def load_vectors(path, *, fmt: str = "auto", vocab: str | None = None, limit: int | None = None,
+                 lowercase: bool = False, binary: bool | None = None, no_header: bool | None = None,
+                 fvocab: str | None = None, encoding: str = "utf8", unicode_errors: str = "strict",
+                 datatype=np.float32) -> WordIndex:
     """Any vector file :func:`build_word_index` reads (word2vec text or binary, GloVe, fastText ``.vec`` and
-    ``.bin``, gensim ``.kv``, a packaged alias, ``hf:MODEL``), opened in memory as a :class:`WordIndex`: no home,
-    no name, nothing written (gensim's ``load_word2vec_format`` in one line). Its name is the file's. A fastText
-    ``.bin`` keeps its model, so that words outside the index get their n-gram vectors (:class:`WordIndex`; with
-    ``limit`` or ``lowercase``, a model word left out gets the model's own vector for it).
+    ``.bin``, gensim ``.kv``, a packaged alias, ``hf:MODEL``), or a gensim ``KeyedVectors``, opened in memory as a
+    :class:`WordIndex`: no home, no name, nothing written (gensim's ``load_word2vec_format`` in one line). Its name
+    is the file's. gensim's loader flags say the format: ``binary=True`` word2vec binary, ``no_header=True`` text
+    without a header line (GloVe's); ``fvocab``, ``encoding`` other than UTF-8, ``unicode_errors`` and ``datatype``
+    other than float32 are refused. A fastText ``.bin`` keeps its model, so that words outside the index get
+    their n-gram vectors (:class:`WordIndex`; with ``limit`` or ``lowercase``, a model word left out gets the
+    model's own vector for it).
 
     >>> kv = lexprobe.load_vectors("glove-6b-50d", limit=50000)
     >>> kv, kv.most_similar("king", topn=1)[0][0]
     (<WordIndex glove-6b-50d: 50000 x 50, flat>, 'prince')
     """
+    if hasattr(path, "index_to_key") and hasattr(path, "vectors"):  # a gensim KeyedVectors
+        words, matrix = list(path.index_to_key[:limit]), np.asarray(path.vectors[:limit], dtype=np.float32)
+        return in_memory_index(words, matrix, origin=type(path).__name__, source=type(path).__name__)
+    fmt = _gensim_format(fmt, binary, no_header, fvocab, encoding, unicode_errors, datatype)
+    path = str(path)
     source, chunks = read_vectors(path, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase)
     words, matrices, source_ids = [], [], []
     progress = bar(total=limit, desc=f"read {Path(path).name}", unit="word")
@@ -594,18 +546,46 @@ def load_vectors(path: str, *, fmt: str = "auto", vocab: str | None = None, limi
     progress.close()
     if not words:
         raise LexprobeError(f"{path}: no vectors to read")
-    matrix = np.concatenate(matrices)
-    unit, norms = vindex.unit_rows(matrix)
-    ids = np.arange(len(words), dtype=np.int64)
     origin = path if path.startswith("hf:") else Path(path).name
-    params = vindex.IndexParams()
-    table = _rows_table(source.dim, ids, words, matrix, norms, ids + 1, origin, np.concatenate(source_ids))
-    manifest = {"kind": KIND, "dim": source.dim, "count": len(words), "source": path,
-                "meta": {**source.meta(), "index": params.as_dict()}}
-    store = Store(path=Path(origin), manifest=manifest, tables=[table], _dir_fd_path="")
-    index = WordIndex(store, vindex.VectorIndex(vindex.build(unit, ids, params), params))
+    index = in_memory_index(words, np.concatenate(matrices), origin=origin, source=path, meta=source.meta(),
+                            source_ids=np.concatenate(source_ids))
     index.subwords = source.subwords
     return index
+
+
+def _gensim_format(fmt: str, binary, no_header, fvocab, encoding, unicode_errors, datatype) -> str:
+    """The reader's format from gensim's ``load_word2vec_format`` flags; the flags it has no use for refused."""
+    refused = [f"{name}={value!r}" for name, value, fine in (
+        ("fvocab", fvocab, fvocab is None), ("encoding", encoding, str(encoding).lower().replace("-", "") == "utf8"),
+        ("unicode_errors", unicode_errors, unicode_errors == "strict"),
+        ("datatype", datatype, np.dtype(datatype) == np.float32)) if not fine]
+    if refused:
+        raise LexprobeError(f"load_vectors: {', '.join(refused)} is not offered (lexprobe reads UTF-8 into float32; "
+                            "a vocabulary's counts: the rows' order is the rank)")
+    if binary is None and no_header is None:
+        return fmt
+    wanted = "w2v-bin" if binary else ("glove" if no_header else "w2v-text")
+    if binary and no_header:
+        raise LexprobeError("load_vectors: binary=True and no_header=True: a word2vec binary file has a header")
+    if fmt not in ("auto", wanted) and not (fmt == "fasttext" and wanted == "w2v-text"):
+        raise LexprobeError(f"load_vectors: fmt={fmt!r} and {'binary' if binary else 'no_header'}="
+                            f"{binary if binary else no_header} disagree")
+    return wanted if fmt == "auto" else fmt
+
+
+def in_memory_index(words: list[str], matrix: np.ndarray, *, origin: str, source: str, meta: dict | None = None,
+                    source_ids: np.ndarray | None = None) -> WordIndex:
+    """A words index of ``words`` and their raw vectors held in memory (a flat FAISS index; nothing written)."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    dim = matrix.shape[1]
+    unit, norms = vindex.unit_rows(matrix)
+    ids = np.arange(len(words), dtype=np.int64)
+    params = vindex.IndexParams()
+    table = _rows_table(dim, ids, words, matrix, norms, ids + 1, origin, ids if source_ids is None else source_ids)
+    manifest = {"kind": KIND, "dim": dim, "count": len(words), "source": source,
+                "meta": {**(meta or {}), "index": params.as_dict()}}
+    store = Store(path=Path(origin), manifest=manifest, tables=[table], _dir_fd_path="")
+    return WordIndex(store, vindex.VectorIndex(vindex.build(unit, ids, params), params))
 
 
 def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray, *, origin: str,
@@ -640,9 +620,9 @@ def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray
                          shard_rows=max(len(words), 1), base=store) as writer:
             writer.write(_rows_table(store.dim, ids, words, matrix, norms, np.zeros(len(words), np.int64),
                                      origin, source_ids))
-            current.vectors.remove(old_ids)
-            current.vectors.add(unit, ids)
-            vindex.save(current.vectors.index, writer.side_file("faiss", FAISS_FILE))
+            current.searcher.remove(old_ids)
+            current.searcher.add(unit, ids)
+            vindex.save(current.searcher.index, writer.side_file("faiss", FAISS_FILE))
             history = store.manifest.get("history", []) + [{
                 "op": "insert", "origin": origin, "rows": len(words), "replaced": len(old_ids),
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "settings": settings}]

@@ -24,6 +24,8 @@ from lexprobe.kinds.words import WordIndex
 FORBIDDEN = {"topk", "top_k", "topn", "n", "n_results", "num_results", "exclude", "include_self", "honest"}
 ALLOWED = {("WordIndex.most_similar", "topn"),   # gensim's name, kept for gensim's callers
            ("WordIndex.most_similar_cosmul", "topn"),  # the same: gensim's sibling of most_similar
+           *{(f"WordIndex.{m}", "topn") for m in ("similar_by_word", "similar_by_key", "similar_by_vector",
+                                                  "relative_cosine_similarity")},  # gensim's KeyedVectors too
            ("analogy_test", "honest")}          # not a switch: also run the honest test (exclude_inputs=False)
 HOME_WITHOUT_INDEX = {"build_wnlampro"}          # its home is where WordNet is kept; it names no index
 
@@ -31,18 +33,24 @@ HOME_WITHOUT_INDEX = {"build_wnlampro"}          # its home is where WordNet is 
 # (builds, inserts, runs); "gensim" gensim's shapes; "other" an object, arrays or records (openers, readers, loaders)
 RETURNS = {
     "result": {"analogy_test", "relation_offsets", "sense_ranking", "WordIndex.neighbors", "TokenIndex.query",
-               "OffsetIndex.select", "probe_wnlampro", "AMModel.infer", "WordIndex.evaluate_word_pairs"},
+               "OffsetIndex.select", "probe_wnlampro", "AMModel.infer", "WordIndex.evaluate_word_pairs",
+               "WordIndex.evaluate_word_analogies"},
     "summary": {"build_word_index", "build_token_index", "offset_table1", "insert_ota", "train_am", "insert_am"},
     "gensim": {"WordIndex.most_similar", "WordIndex.analogy", "WordIndex.similarity", "WordIndex.most_similar_cosmul",
                "WordIndex.doesnt_match", "WordIndex.closer_than", "WordIndex.rank", "WordIndex.most_similar_to_given",
-               "WordIndex.evaluate_word_analogies"},
+               *(f"WordIndex.{m}" for m in ("similar_by_word", "similar_by_key", "similar_by_vector", "n_similarity",
+                                            "distance", "words_closer_than", "relative_cosine_similarity"))},
     "other": {"open_index", "default_home", "analogy_dataset", "one_token_approximation", "load_lm",
               "load_vectors", "WordIndex.known", "WordIndex.words_at", "WordIndex.raw_of",
               "build_wnlampro", "read_wnlampro", "WordIndex.open", "WordIndex.ids", "WordIndex.unit_of",
               "WordIndex.vector", "WordIndex.describe", "WordIndex.suggestion", "TokenIndex.open",
               "TokenIndex.encode", "TokenIndex.encoder", "TokenIndex.target_lemma", "TokenIndex.words_of",
               "OffsetIndex.open", "OffsetIndex.relations", "OffsetIndex.kinds", "AMModel.open", "AMModel.form",
-              "AMModel.state", "WordIndex.dead_rows"},
+              "AMModel.state", "WordIndex.dead_rows",
+              *(f"WordIndex.{m}" for m in ("get_vector", "word_vec", "get_index", "has_index_for", "get_vecattr",
+                                           "get_normed_vectors", "get_mean_vector", "distances", "cosine_similarities",
+                                           "rank_by_centrality", "save_word2vec_format", "to_gensim", "vectors_for_all",
+                                           "fill_norms"))},  # gensim's KeyedVectors getters (kinds/keyed_vectors.py)
 }
 
 
