@@ -207,15 +207,15 @@ def query_similarity(obj: Context, name, pair_files, restrict_vocab, case_sensit
                      fmt) -> None:
     """Word similarity as gensim's evaluate_word_pairs scores it: Spearman's and Pearson's correlation between a
     set's human scores and the cosines of its pairs, with p-values, the share of pairs with an unknown word
-    (percent), and 95% bootstrap intervals of both correlations. Rows: dataset, pairs, scored, oov_ratio,
-    spearman, spearman_p, spearman_low, spearman_high, pearson, pearson_p, pearson_low, pearson_high."""
+    (a fraction; gensim's oov_ratio is that share in percent), and 95% bootstrap intervals of both correlations.
+    Rows: dataset, pairs, scored, oov_share, spearman, spearman_p, spearman_low, spearman_high, pearson, pearson_p, pearson_low, pearson_high."""
     index = WordIndex.open(name, home=obj.home)
     rows = []
     for path in pair_files:
         s = index.evaluate_word_pairs(path, restrict_vocab=restrict_vocab, case_insensitive=not case_sensitive,
                                       dummy4unknown=dummy4unknown, n_resamples=resamples, seed=seed)
         rows.append({"dataset": s.dataset, "pairs": s.pairs.num_rows, "scored": s.n_scored,
-                     "oov_ratio": s.oov_ratio, "spearman": s.spearman[0], "spearman_p": s.spearman[1],
+                     "oov_share": s.oov_ratio / 100, "spearman": s.spearman[0], "spearman_p": s.spearman[1],
                      "spearman_low": s.spearman_interval[0], "spearman_high": s.spearman_interval[1],
                      "pearson": s.pearson[0], "pearson_p": s.pearson[1], "pearson_low": s.pearson_interval[0],
                      "pearson_high": s.pearson_interval[1]})

@@ -129,7 +129,7 @@ def test_unknown_words_and_bad_topn_are_clear(glove):
         glove.analogy("man", "king", "woman", method="sub")
 
 
-DOCTESTED = ["lexprobe", "lexprobe.kinds.words", "lexprobe.analogies.analogy_evaluation",  # kinds.tokens: test_tokens
+DOCTESTED = ["lexprobe", "lexprobe.kinds.words", "lexprobe.kinds.keyed_vectors", "lexprobe.analogies.analogy_evaluation",  # kinds.tokens: test_tokens
              "lexprobe.analogies.offset_consistency", "lexprobe.senses.sense_ranking"]
 
 

@@ -138,5 +138,7 @@ def test_query_similarity_cli(cli, glove_home, glove_and_gensim):
     api = glove.evaluate_word_pairs(ws, n_resamples=100)
     assert rows[0]["spearman"] == pytest.approx(api.spearman[0]) and rows[0]["pairs"] == 353
     assert (rows[0]["spearman_low"], rows[0]["spearman_high"]) == pytest.approx(api.spearman_interval)
+    unknown = api.to_arrow().column("oov").to_pylist()  # the CLI's share is a fraction; gensim's ratio a percentage
+    assert rows[0]["oov_share"] == pytest.approx(sum(unknown) / len(unknown)) and "oov_ratio" not in rows[0]
     table = cli("--home", glove_home, "query", "similarity", "--index", "glove", "--pairs", ws, "--resamples", "100")
     assert table.code == 0 and "e-" in table.out  # p-values shown, not rounded to 0.0000
