@@ -255,3 +255,55 @@ def test_compare_strategies_resamples_pairs_within_cells_with_one_generator():
     se = np.std([0.0, 0.2, 0.4, 0.6, 0.8, 1.0]) / math.sqrt(6) / math.sqrt(2)
     assert got["difference"] == pytest.approx(0.0, abs=1e-15) and got["entries"] == 12
     assert got["high"] - got["low"] == pytest.approx(2 * 1.96 * se, rel=0.15)
+
+
+# ------------------------------------------------------------------- the analogy decomposition's pair bootstrap
+
+
+def _tuples(relation: str, values) -> list[dict]:
+    """Every ordered pair (i, j), i != j, of pairs named p0..p(n-1): its a is pair i's start, its b pair j's."""
+    n = len(values)
+    return [{"relation": relation, "category": "c", "a": f"{relation}{i}", "b": f"{relation}{j}",
+             "score": (values[i] + values[j]) / 2} for i in range(n) for j in range(n) if i != j]
+
+
+def test_relation_intervals_cover_the_mean_of_pair_values():
+    """Tuple (i, j) scores (u_i + u_j) / 2 with u ~ N(0.3, 1) per pair: the relation's true mean is 0.3. The
+    bootstrap resamples pairs (the tuples share them), so its 95% interval covers 0.3 at its level."""
+    import pyarrow as pa
+
+    from lexprobe.analogies.decomposition import relation_intervals
+
+    rng = np.random.default_rng(16)
+    got = []
+    for i in range(DRAWS):
+        table = pa.Table.from_pylist(_tuples("r", rng.normal(0.3, 1.0, 30)))
+        row = relation_intervals(table, {"score": table.column("score").to_numpy()}, resamples=400, seed=i)[0]
+        got.append((row["score_low"], row["score_high"]))
+    lo, hi = binomial_bounds(DRAWS)
+    assert lo <= covered(got, 0.3) <= hi
+
+
+def test_relation_intervals_ends_by_hand_from_their_draws():
+    """Each relation's generator is rng_for(seed, "decomposition-bootstrap", its name); a resample's mean counts
+    tuple (i, j) draws[i] * draws[j] times (pairs in sorted order of their words), NaN resamples left out."""
+    import pyarrow as pa
+
+    from lexprobe.analogies.decomposition import relation_intervals
+
+    values = {"r": [0.0, 1.0, 0.5, 2.0], "s": [1.0, -1.0, 0.25]}
+    table = pa.Table.from_pylist(_tuples("r", values["r"]) + _tuples("s", values["s"]))
+    R, seed = 199, 6
+    rows = relation_intervals(table, {"score": table.column("score").to_numpy()}, resamples=R, seed=seed)
+    for row, (name, u) in zip(rows, values.items()):
+        n = len(u)
+        draws = rng_for(seed, "decomposition-bootstrap", name).multinomial(n, np.full(n, 1 / n), size=R)
+        means = []
+        for d in draws:
+            w = [(d[i] * d[j], (u[i] + u[j]) / 2) for i in range(n) for j in range(n) if i != j]
+            total = sum(c for c, _ in w)
+            if total:
+                means.append(sum(c * v for c, v in w) / total)
+        assert row["score"] == pytest.approx(np.mean(u), abs=1e-12) and row["pairs"] == n
+        assert (row["score_low"], row["score_high"]) == pytest.approx(
+            (percentile(means, 0.025), percentile(means, 0.975)), abs=1e-12)
