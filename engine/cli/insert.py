@@ -15,6 +15,7 @@ from .options import NON_NEGATIVE, NON_NEGATIVE_FLOAT, POSITIVE, device_option, 
 from ..core.errors import InputError, LexprobeError
 from ..rare_words.ota import DEFAULTS as _DEFAULTS
 from ..core.formatting import render
+from ..sources.datasets.word_lines import bounded_lines
 
 
 def read_words(values) -> list[str]:
@@ -28,14 +29,7 @@ def read_words(values) -> list[str]:
                 raise InputError(value, "is a folder, not a word list")
             if not os.path.isfile(value):
                 raise InputError(value, "word list not found (write @FILE for a file of words)")
-            with open(value, "rb") as f:
-                for lineno, raw in enumerate(f, 1):
-                    try:
-                        line = raw.decode("utf-8").strip()
-                    except UnicodeDecodeError:
-                        raise InputError(value, "not valid UTF-8", lineno) from None
-                    if line:
-                        words.append(line)
+            words += [line.strip() for _, line in bounded_lines(value) if line.strip()]
         else:
             words.append(value)
     words = list(dict.fromkeys(words))

@@ -684,16 +684,20 @@ class FastTextBin:
         rows = np.array(self.word_rows[start:stop], dtype=np.float32)
         if not len(self.ngrams) or self.maxn == 0:
             return rows
-        buckets, offsets = self.ngram_buckets(self.words[start:stop])
-        return _mean_rows(rows, self.ngrams, buckets, offsets, with_own=True)
+        words = self.words[start:stop]
+        for first, last in _ngram_batches(words, self.minn, self.maxn):
+            buckets, offsets = self.ngram_buckets(words[first:last])
+            rows[first:last] = _mean_rows(rows[first:last], self.ngrams, buckets, offsets, with_own=True)
+        return rows
 
     def vector(self, word: str) -> np.ndarray | None:
         """``word``'s vector: its own (:meth:`word_vectors`) when the model knows it, else the mean of its
-        n-grams' rows (gensim's ``FastTextKeyedVectors[word]``); None when it has no n-gram (no vector at all)."""
+        n-grams' rows (gensim's ``FastTextKeyedVectors[word]``); None when it has no n-gram (no vector at all) or
+        is longer than any word an index takes (:data:`MAX_WORD_BYTES`: its n-grams are not worth the work)."""
         i = self.word_to_id.get(word)
         if i is not None:
             return self.word_vectors(i, i + 1)[0]
-        if not len(self.ngrams) or self.maxn == 0:
+        if not len(self.ngrams) or self.maxn == 0 or word_problem(word) is not None:
             return None
         buckets, offsets = self.ngram_buckets([word])
         if not len(buckets):
@@ -701,16 +705,35 @@ class FastTextBin:
         return _mean_rows(np.zeros((1, self.dim), np.float32), self.ngrams, buckets, offsets, with_own=False)[0]
 
 
+NGRAM_BATCH = 1 << 22  # n-grams hashed and summed at once: memory stays bounded whatever the words' lengths
+
+
+def _ngram_batches(words: list[str], minn: int, maxn: int) -> Iterator[tuple[int, int]]:
+    """``(first, last)`` ranges of ``words`` whose n-grams (at most ``maxn - minn + 1`` per byte of ``<word>``)
+    number about :data:`NGRAM_BATCH` at most (a longer word alone), so that a file of long words is read in
+    time and memory linear in its size."""
+    per_byte = max(maxn - minn + 1, 1)
+    first = total = 0
+    for i, word in enumerate(words):
+        n = (len(word) * 4 + 2) * per_byte if len(word) > 64 else (len(word.encode("utf-8")) + 2) * per_byte
+        if total and total + n > NGRAM_BATCH:
+            yield first, i
+            first, total = i, 0
+        total += n
+    if first < len(words):
+        yield first, len(words)
+
+
 def _mean_rows(rows: np.ndarray, table: np.ndarray, buckets: np.ndarray, offsets: np.ndarray, *,
                with_own: bool) -> np.ndarray:
-    """Each row plus its buckets' rows of ``table``, added one at a time in float32 (fastText's and gensim's
-    order), divided by how many were added."""
+    """Each row plus its buckets' rows of ``table``, added one at a time in float32 in fastText's and gensim's
+    order (``np.add.at`` adds in index order: each row's n-grams by rank, in time linear in their number, a
+    bounded slice of ``table`` at a time), divided by how many were added."""
     counts = np.diff(offsets)
     owner = np.repeat(np.arange(len(rows)), counts)
-    rank = np.arange(len(buckets)) - offsets[owner]
-    for k in range(int(counts.max(initial=0))):
-        at = rank == k
-        rows[owner[at]] += table[buckets[at]]
+    step = max(1, (1 << 25) // max(4 * table.shape[1], 1))
+    for at in range(0, len(buckets), step):
+        np.add.at(rows, owner[at:at + step], table[buckets[at:at + step]])
     return rows / (counts + (1 if with_own else 0)).astype(np.float32)[:, None]
 
 

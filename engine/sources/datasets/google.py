@@ -40,7 +40,7 @@ def category_of(section: str) -> str:
 def read_questions(path: str | os.PathLike, *, lowercase: bool = False) -> list[Question]:
     """Every question in file order; a malformed line is an :class:`InputError` naming file and line."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise LexprobeError(f"{path}: no such file (the Google analogy set, questions-words.txt)")
     section, out = None, []
     for number, raw in bounded_lines(path):

@@ -31,8 +31,6 @@ def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[str]]]:
     path = Path(path)
     if path.is_dir():
         raise InputError(path, "a plain-text corpus is one file, not a folder")
-    if not path.is_file():
-        raise InputError(path, "no such file")
     found = False
     for number, line in bounded_lines(path):
         words = split_words(line)

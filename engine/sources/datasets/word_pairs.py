@@ -61,7 +61,7 @@ def read_word_pairs(path: str | os.PathLike) -> pa.Table:
     """The pairs of a word-similarity file: ``word1, word2, score, line`` (score as in the file: 0-10 for
     WordSim-353, SimLex-999 and the Rare Words, 0-50 for MEN), the set's name in the metadata ``dataset``."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise LexprobeError(f"{path}: no such file (word pairs with similarity scores)")
     lines = [(n, line) for n, line in bounded_lines(path)
              if line.strip() and not line.lstrip().startswith("#")]
