@@ -27,8 +27,12 @@ The model, for a word w with contexts C_1..C_m (each a window of words around w)
   learning rate 0.01, batches of 64, 10 epochs (``train.py``'s defaults; ``epochs``
   is a parameter). Each epoch, a word with count c gives int(max(1, min(c / 100, 5))) instances; its contexts are
   shuffled and each instance takes the next randint(smin, smax) of them (inclusive), so a word's instances share
-  no context within an epoch and an instance past the word's contexts is dropped (``batch_builder.py``). N-gram
-  dropout removes each n-gram of an instance with probability p.
+  no context within an epoch and an instance past the word's contexts is dropped (``batch_builder.py``). An
+  instance left with fewer than smin contexts (the tail of a word's contexts, or a word with fewer than smin) is
+  dropped too: the paper's smin is "the minimum number of sampled contexts for each training instance" (section
+  3.2), where the authors' builder gave such an instance all the word has. So ``am-context`` (smin 8) never trains
+  on a word with fewer than 8 usable windows; the log counts them (``below_smin``). N-gram dropout removes each
+  n-gram of an instance with probability p.
 - **Presets**: ``am`` (smin 1, smax 20, no dropout: the rare-words paper's AM minimum of 1 context) and
   ``am-context`` (smin 8, smax 20, n-gram dropout 0.1: section 3.2).
 
@@ -308,9 +312,10 @@ class AMModel:
         self.net.eval()
 
     @classmethod
-    def open(cls, name: str, *, home=None) -> "AMModel":
-        """The trained model ``name`` under the home (verified), its target table read again and checked against
-        the SHA-256 recorded at training (a words index rebuilt since, or a cache removed, is an error)."""
+    def open(cls, name: str, *, home=None, targets: TargetTable | None = None) -> "AMModel":
+        """The trained model ``name`` under the home (verified), its target table (``targets`` when the caller
+        has it open, else read again) checked against the SHA-256 recorded at training (a words index rebuilt
+        since, or a cache removed, is an error), and each weight tensor's name and shape against the manifest."""
         from safetensors.torch import load_file
 
         from ..core.store import Store, check_name
@@ -324,15 +329,49 @@ class AMModel:
         if store.kind != MODEL_KIND:
             raise LexprobeError(f"{path}: not an AM model (kind {store.kind!r})")
         meta = store.meta
-        targets = targets_for(meta["targets"], home=home)
+        targets = targets if targets is not None else targets_for(meta["targets"], home=home)
         if targets.checksum != meta["targets"]["checksum"]:
             raise LexprobeError(f"{path}: the target table of AM model {name!r} changed since training "
                                 f"({meta['targets'].get('index') or meta['targets'].get('model')}): train it again "
                                 "(lexprobe am train ... --replace)")
         vocab = NGramVocab(store.column("ngram").to_pylist(), meta["config"]["nmin"], meta["config"]["nmax"])
-        model = cls(AMConfig(**meta["config"]), vocab, load_file(store.file_path("weights")), targets)
+        state = load_file(store.file_path("weights"))
+        config = AMConfig(**meta["config"])
+        expected = {k: list(v.shape) for k, v in _net(len(vocab), targets.dim, config.attention).state_dict().items()}
+        recorded = meta.get("tensors", expected)
+        for tensors, what in ((recorded, "the manifest"), (expected, f"{len(vocab)} n-grams of dim {targets.dim}")):
+            got = {k: list(v.shape) for k, v in state.items()}
+            if got != tensors:
+                bad = sorted(set(got) ^ set(tensors)) or sorted(k for k in got if got[k] != tensors[k])
+                raise LexprobeError(f"{store.file_path('weights')}: weight {bad[0]!r} is "
+                                    f"{got.get(bad[0], 'missing')}, {what} says {tensors.get(bad[0], 'none')}: "
+                                    "the model folder is damaged (train it again with --replace)")
+        model = cls(config, vocab, state, targets)
         model.name, model.meta = name, meta
         return model
+
+    def write(self, root, name: str, meta: dict) -> None:
+        """Write the model folder ``<root>/<name>`` (the format :meth:`open` reads): the n-gram shard, the weights
+        (safetensors) and ``meta`` with each tensor's shape, built aside and swapped in. The caller holds the
+        folder's :func:`~lexprobe.core.store.write_lock`. A full or read-only disk is one clear error."""
+        from safetensors.torch import save
+
+        from ..core.store import StoreWriter
+
+        schema = pa.schema([("id", pa.int64()), ("ngram", pa.string())])
+        state = self.state()
+        meta = {**meta, "tensors": {k: list(v.shape) for k, v in state.items()}}
+        try:
+            with StoreWriter(root, name, kind=MODEL_KIND, dim=self.dim, schema=schema) as writer:
+                writer.write(pa.table({"id": pa.array(np.arange(len(self.vocab)), pa.int64()),
+                                       "ngram": pa.array(self.vocab.ngrams, pa.string())}, schema=schema))
+                with open(writer.side_file("weights", WEIGHTS_FILE), "wb") as f:
+                    f.write(save(state))
+                writer.commit(source=f"am:{meta['targets'].get('index') or meta['targets'].get('model')}", meta=meta,
+                              history=[{"op": "train", "time": time.strftime("%Y-%m-%dT%H:%M:%S")}])
+        except OSError as exc:  # ENOSPC, EROFS, ...: the folder and the reason, as the store says it
+            raise LexprobeError(f"{root / name}: cannot write the AM model ({exc.strerror or exc})") from None
+        self.name, self.meta = name, meta
 
     @property
     def dim(self) -> int:
@@ -492,7 +531,7 @@ def epoch_instances(data: TrainingSet, config: AMConfig, epoch: int) -> tuple[In
     taken = np.cumsum(size) - size
     offset = taken - taken[first][word]  # contexts the word's earlier instances took
     count = np.clip(data.word_contexts[word] - offset, 0, size)
-    keep = count > 0
+    keep = count >= config.smin
     word, offset, count = word[keep], offset[keep], count[keep]
     shuffle = rng.permutation(len(word))
     return Instances(word[shuffle], (data.word_start[word] + offset)[shuffle], count[shuffle], order), rng
@@ -517,20 +556,24 @@ class TrainingLog:
     loop_cpu_seconds: float = 0.0  # this process's CPU time in the training steps (robust to a busy machine)
     words: int = 0
     contexts: int = 0
+    below_smin: int = 0  # training words with fewer usable contexts than the preset's minimum (never trained on)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def train(targets: TargetTable, data: ContextData, config: AMConfig, *, held_out: Sequence[str] = (),
-          reference: bool = False, max_batches: int | None = None, desc: str = "AM") -> tuple[AMModel, TrainingLog]:
+          reference: bool = False, max_batches: int | None = None, desc: str = "AM",
+          prepared: tuple[TrainingSet, NGramVocab] | None = None) -> tuple[AMModel, TrainingLog]:
     """Train an AM model to mimic ``targets`` from the windows of ``data`` (see the module doc); ``held_out``:
     words never trained on. ``reference``: build batches instance by instance from the windows' words
-    (the authors' way; for the benchmark). ``max_batches``: stop each epoch after so many batches (benchmarks)."""
+    (the authors' way; for the benchmark). ``max_batches``: stop each epoch after so many batches (benchmarks).
+    ``prepared``: :func:`training_set` of the same targets, data, held-out words and n-gram settings, computed
+    once for several models."""
     import torch
 
     t0 = time.perf_counter()
-    ts, vocab = training_set(targets, data, config, held_out=held_out)
+    ts, vocab = prepared if prepared is not None else training_set(targets, data, config, held_out=held_out)
     net = _net(len(vocab), targets.dim, config.attention, config.seed)
     net.train()
     opt = torch.optim.Adam(net.parameters(), lr=config.lr, betas=(0.9, 0.999), eps=1e-8, fused=True)
@@ -538,7 +581,11 @@ def train(targets: TargetTable, data: ContextData, config: AMConfig, *, held_out
     C = torch.from_numpy(ts.ctx_counts)
     Y = torch.from_numpy(ts.targets)
     builder = _ReferenceBatches(ts, data, targets, vocab) if reference else None
-    log = TrainingLog(words=len(ts.words), contexts=len(ts.ctx_rows), setup_seconds=time.perf_counter() - t0)
+    below = int((ts.word_contexts < config.smin).sum())
+    if below == len(ts.words):
+        raise LexprobeError(f"AM: no training word has {config.smin} usable contexts (the preset's minimum)")
+    log = TrainingLog(words=len(ts.words), contexts=len(ts.ctx_rows), below_smin=below,
+                      setup_seconds=time.perf_counter() - t0)
     progress = bar(total=config.epochs, desc=desc, unit="epoch")
     cpu = time.process_time()
     for epoch in range(config.epochs):

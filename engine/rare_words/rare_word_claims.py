@@ -1,8 +1,6 @@
 """The claims of "Rare words" (Schick & Schütze) checked against a run's tables, as
 :class:`~lexprobe.core.findings.Finding` objects: OTA's single-token recovery (Figure 1), the rebuilt Table 4, the
-frequency effect and OTA against the subword baselines (Figure 2), and Attentive Mimicking: its recovery of
-held-out embeddings against the mean of the context vectors, and in WNLaMPro its form half and its context half
-(section 3)."""
+frequency effect and OTA against the subword baselines (Figure 2). Attentive Mimicking's are in :mod:`.am_claims`."""
 
 from __future__ import annotations
 
@@ -21,14 +19,7 @@ STATEMENTS = {
                  "lowest).",
     "ota": "The paper: OTA performs much better than the first, last and avg baselines, and close to the original "
            "multi-token keyword.",
-    "am recovery": "The paper (sections 2-3): the form-context model and AM, which join a word's surface form and its "
-                   "contexts, are the state of the art for rare-word embeddings, ahead of context-only approaches; "
-                   "here the context-only (additive) baseline is the mean of the k context vectors.",
-    "am": "The authors (BERTRAM, Table 1, WNLaMPro test MRR of BERT-base): rare .112 -> .251 with AM, medium "
-          ".234 -> .267: AM about doubles rare-word MRR.",
 }
-# The context half of AM is judged only where at least this share of the probed rare keywords has a context.
-AM_CONTEXT_SHARE = 0.5
 TABLE4_TOLERANCE = 0.15
 
 # Why the rebuilt Table 4 still differs from the paper's, measured on WordNet 3.0 with bert-base-uncased's vocabulary
@@ -71,15 +62,6 @@ TABLE4 = Criterion(f"every model's relations within {TABLE4_TOLERANCE:.0%} of th
                    lambda ev: all(abs(e.value - 1) <= TABLE4_TOLERANCE for e in ev))
 FREQUENCY = intervals_above(0, "the bootstrap 95% interval of frequent minus rare MRR lies above 0 for every model's "
                                "original keywords")
-AM_FORM = intervals_above(0, "the paired bootstrap 95% interval of MRR(am) - MRR(original) lies above 0 for rare and "
-                             "for medium keywords (how much, the paper's doubling, is not judged)")
-AM_CONTEXT = Criterion(f"where at least {AM_CONTEXT_SHARE:.0%} of the probed rare keywords have a context: the paired "
-                       "bootstrap 95% interval of MRR(am-context) - MRR(original) above 0 for rare and medium "
-                       "keywords; otherwise untestable here",
-                       lambda ev: None if ev[0].value < AM_CONTEXT_SHARE else all(e.low > 0 for e in ev[1:]))
-AM_RECOVERY = intervals_above(0, "the paired bootstrap 95% interval of AM's cosine to the true embedding minus the "
-                                 "mean context vector's lies above 0 with 1 and with 8 contexts (the few contexts of "
-                                 "rare words), for every target table; 32 contexts shown, not judged")
 OTA = intervals_above(0, "the paired bootstrap 95% interval of OTA minus the best subword baseline lies above 0 for "
                          "every model (how much better, the size of the difference, is not judged)")
 
@@ -139,57 +121,3 @@ def ota_vs_baselines(rows: Sequence[dict], *, section: str) -> Finding:
     return Finding(PAPER, "OTA beats the subword baselines", OTA, evidence, section=section,
                    details=(STATEMENTS["ota"], f"MRR over all entries: {mrrs}. Paired bootstrap 95% intervals, "
                                                "entries resampled within relation and bucket."))
-
-
-def am_recovery(tables: dict[str, Sequence[dict]], *, section: str) -> Finding:
-    """AM against the mean of the context vectors in the recovery tables (target table name -> rows of
-    :func:`lexprobe.rare_words.am_recovery.am_recovery`): AM's cosine minus the mean's, paired, at 1 and 8
-    contexts; the same at 32 in the details."""
-    def rows(k: int):
-        return [(name, r) for name, table in tables.items() for r in table if r["method"] == "am" and r["contexts"] == k]
-
-    evidence = tuple(Evidence(f"{name} am - mean ({k})", float(r["minus_mean"]), float(r["minus_mean_low"]),
-                              float(r["minus_mean_high"]), int(r["words"])) for k in (1, 8) for name, r in rows(k))
-    at32 = "; ".join(f"{name} {r['minus_mean']:+.3f} [{r['minus_mean_low']:+.3f}, {r['minus_mean_high']:+.3f}] "
-                     f"over {r['words']} words" for name, r in rows(32)) or "no held-out word has 32 contexts"
-    return Finding(PAPER, "AM recovers held-out embeddings better than the mean of their contexts", AM_RECOVERY,
-                   evidence, section=section,
-                   details=(STATEMENTS["am recovery"], f"With 32 contexts, AM - mean: {at32}."))
-
-
-def _am_evidence(gap: dict, first: str, bucket: str) -> Evidence:
-    r = gap[(f"{first} - original", bucket)]
-    return Evidence(f"{first} - original ({bucket})", float(r["difference"]), float(r["low"]), float(r["high"]),
-                    int(r["entries"]))
-
-
-def _context_note(share: dict) -> str:
-    return "; ".join(f"{b}: {share[('am', b)]['>= 1 context']:.1%} with >= 1 context, "
-                     f"{share[('am', b)]['>= 8 contexts']:.1%} with >= 8" for b in ("rare", "medium", "frequent"))
-
-
-def am_form_half(gap: dict, share: dict, *, section: str) -> Finding:
-    """AM against the original keywords in WNLaMPro, rare and medium buckets. ``gap``: (``"am - original"``,
-    bucket) -> :func:`lexprobe.rare_words.probing_scores.compare_strategies`; ``share``: (strategy, bucket) -> the
-    share of probed keywords with >= 1 / >= 8 contexts. Where the rare keywords have almost no contexts their AM
-    vector is their form vector: the half of AM this tests is said in the details."""
-    rare = share[("am", "rare")][">= 1 context"]
-    half = ("the form half only (the rare keywords' AM vectors are their n-gram form vectors)"
-            if rare < AM_CONTEXT_SHARE else "form and contexts")
-    return Finding(PAPER, f"AM improves rare-word MRR over the original keywords (tested here: {half})", AM_FORM,
-                   (_am_evidence(gap, "am", "rare"), _am_evidence(gap, "am", "medium")), section=section,
-                   details=(STATEMENTS["am"], f"Probed keywords with contexts in the corpora: {_context_note(share)}.",
-                            "Paired bootstrap 95% intervals, entries resampled within relation and bucket."))
-
-
-def am_context_half(gap: dict, share: dict, *, section: str) -> Finding:
-    """The context half of AM (``am-context``, trained with 8+ contexts): untestable where fewer than
-    ``AM_CONTEXT_SHARE`` of the probed rare keywords have any context, else judged as :func:`am_form_half`."""
-    rare = share[("am-context", "rare")][">= 1 context"]
-    evidence = (Evidence("rare keywords with >= 1 context", float(rare)), _am_evidence(gap, "am-context", "rare"),
-                _am_evidence(gap, "am-context", "medium"))
-    return Finding(PAPER, "AM's contexts help rare words (am-context over the original keywords)", AM_CONTEXT,
-                   evidence, section=section,
-                   details=(STATEMENTS["am"], f"Probed keywords with contexts in the corpora: {_context_note(share)}.",
-                            "The corpora here (SemCor, the WSD sets, STREUSLE: about 0.9M tokens) hold contexts for "
-                            "few rare WordNet keywords, where the authors read a 1e9-word Wikipedia."))

@@ -156,36 +156,49 @@ def test_index_targets_leave_out_replaced_rows(tmp_path):
     assert targets.matrix[targets.words.index("b")].tolist() == [2.0, 2.0]
 
 
-def test_recovery_table_on_held_out_glove_words(am_home, one_torch_thread):
+def test_recovery_at_fixed_words_on_held_out_glove_words(am_home, one_torch_thread):
+    """The same held-out words at every k, their first k usable windows (nested), every method; the mean
+    baseline's rank recomputed by brute force for one word; the models' own rows at k = 0 are their form."""
+    from lexprobe.kinds.words import WordIndex
+    from lexprobe.rare_words.am_recovery import differences, fit_linear_map, word_means
+    from lexprobe.rare_words.am_store import train_model
+    from lexprobe.rare_words.am_targets import index_targets
+    from lexprobe.rare_words.mimicking import ContextData, context_vectors, preset, training_set
+
     home = am_home
     ctx = ContextIndex.open("ctx", home=home)
-    from lexprobe.kinds.words import WordIndex
-    from lexprobe.rare_words.am_targets import index_targets
-
+    data = ContextData.from_index(ctx)
     targets = index_targets(WordIndex.open("g", home=home))
-    held = recovery_words(targets, ctx, 40, seed=2)
-    for name, attention in (("rec-am", "clustering"), ("rec-fcm", "uniform")):
-        lexprobe.train_am(name, contexts="ctx", targets="g", home=home, epochs=2, attention=attention, held_out=held)
-    models = {"am": AMModel.open("rec-am", home=home), "fcm": AMModel.open("rec-fcm", home=home)}
-    assert models["am"].meta["held_out"]["words"] == 40 and models["am"].meta["training"]["words"] > 100
-    table = am_recovery(models, held, [ctx.windows(w) for w in held], ks=(0, 1, 8), resamples=200).to_pylist()
-    by = {(r["method"], r["contexts"]): r for r in table}
-    assert {m for m, _ in by} == {"am", "fcm", "form", "mean"} and ("mean", 0) not in by
+    held, windows = recovery_words(targets, data, 30, seed=2, min_contexts=8)
+    assert len(held) == 30 and all(len(w) == 8 for w in windows)
+    assert all(windows[i] == [w for w in ctx.windows(held[i], 16) if any(
+        t != held[i] and targets.row(t) is not None for t in w)][:8] for i in range(3))  # its first usable ones
+    assert recovery_words(targets, data, 30, seed=2, min_contexts=8)[0] == held  # seeded
+    prepared = training_set(targets, data, preset("am"), held_out=held)
+    assert not set(held) & set(prepared[0].words)
+    models = {key: train_model(f"rec-{key}", ctx, targets, preset("am", attention=att, epochs=2), home=home,
+                               held_out=held, data=data, prepared=prepared)[0]
+              for key, att in (("am", "clustering"), ("fcm", "uniform"))}
+    linear = fit_linear_map(word_means(prepared[0]), prepared[0].targets)
+    result = am_recovery(models, held, windows, linear_map=linear, ks=(0, 1, 2, 8), resamples=200)
+    by = {(r["method"], r["contexts"]): r for r in result.rows}
+    assert {m for m, _ in by} == {"am", "fcm", "form", "mean", "linear map"} and ("mean", 0) not in by
     assert by[("am", 0)]["cosine"] == pytest.approx(by[("form", 0)]["cosine"], abs=1e-6)  # no context: the form
-    assert by[("am", 1)]["words"] == 40 and by[("am", 8)]["words"] <= 40
-    for r in table:
+    assert all(r["words"] == 30 for r in result.rows)  # the same words in every column
+    for r in result.rows:
         assert r["cosine_low"] <= r["cosine"] <= r["cosine_high"] and 1 <= r["median_rank"] <= len(targets.words)
-    # the mean baseline's rank, recomputed by brute force for one word
-    word, windows = held[0], ctx.windows(held[0])
-    from lexprobe.rare_words.mimicking import context_vectors
-
-    V, n = context_vectors([windows[i] for i in range(len(windows))], [word] * len(windows), targets)
-    v = V[n > 0][:1].mean(0)
+    assert 0 < by[("am", 8)]["alpha"] < 1 and np.isnan(by[("mean", 8)]["alpha"])
+    V, _ = context_vectors(windows[0][:2], [held[0]] * 2, targets)
+    v = V.mean(0)
     unit = targets.matrix / np.linalg.norm(targets.matrix, axis=1, keepdims=True)
     cos = unit @ (v / np.linalg.norm(v))
-    rank = int((cos >= cos[targets.row(word)]).sum())
-    single = am_recovery(models, [word], [windows], ks=(1,), resamples=10).to_pylist()
-    assert [r["median_rank"] for r in single if r["method"] == "mean"] == [rank]
+    single = am_recovery(models, held[:1], windows[:1], ks=(2,), resamples=10).rows
+    assert [r["median_rank"] for r in single if r["method"] == "mean"] == [int((cos >= cos[targets.row(held[0])]).sum())]
+    gaps = {(r["what"], r["comparison"], r["contexts"]): r for r in differences(result, resamples=200)}
+    d = gaps[("cosine", "am - linear map", 2)]
+    assert d["difference"] == pytest.approx(np.mean(result.cosine[("am", 2)] - result.cosine[("linear map", 2)]))
+    assert ("contexts", "am (8) - am (1)", 8) in gaps and ("gap", "(am - fcm) at 8 - at 1", 8) in gaps
+    assert ("alpha", "fcm - am", 8) in gaps
 
 
 def test_language_model_targets_with_ota(am_home, cli, one_torch_thread):
@@ -217,3 +230,107 @@ def test_the_benchmark_compares_the_same_batches(am_home, shared_data, tmp_path)
     assert result["speedup"] > 0 and result["max_rel_loss_diff"] < 1e-5 and result["tokens_per_s"] > 0
     text = (tmp_path / "am.md").read_text()
     assert "instance at a time (the authors' batch builder)" in text and "3 batches each way" in text
+
+
+def test_the_linear_map_is_least_squares_in_closed_form():
+    """An exact linear relation is recovered; with noise, the map's residual is orthogonal to the inputs (the
+    normal equations), and too few words for the dimension is refused."""
+    from lexprobe.rare_words.am_recovery import fit_linear_map
+
+    rng = np.random.default_rng(0)
+    U, M = rng.standard_normal((200, 5)).astype(np.float32), rng.standard_normal((5, 5)).astype(np.float32)
+    assert np.allclose(fit_linear_map(U, U @ M), M, atol=1e-4)
+    Y = U @ M + rng.standard_normal((200, 5)).astype(np.float32)
+    fitted = fit_linear_map(U, Y)
+    assert np.abs(U.T @ (Y - U @ fitted)).max() < 1e-2
+    with pytest.raises(LexprobeError, match="4 training words for 5 dimensions"):
+        fit_linear_map(U[:4], Y[:4])
+
+
+def _small_model(home):
+    """A tiny trained AM model (3 words) and the arguments that name it."""
+    from lexprobe.rare_words.am_targets import TargetTable
+    from lexprobe.rare_words.mimicking import ContextData, preset, train
+    import pyarrow as pa
+
+    targets = TargetTable(["aaa", "bbb", "x"], np.eye(3, dtype=np.float32))
+    data = ContextData(pa.array(["aaa", "bbb"]), pa.array([["x", "aaa"], ["x", "bbb"]]), {"aaa": 1, "bbb": 1})
+    model, log = train(targets, data, preset("am", epochs=1))
+    meta = {"config": model.config.as_dict(), "targets": {"kind": "index", "index": "none",
+                                                          "checksum": targets.checksum}, "training": log.as_dict(),
+            "ngrams": len(model.vocab)}
+    return model, meta, targets
+
+
+def test_a_model_whose_tensors_do_not_match_its_manifest_is_refused_in_one_line(tmp_path, monkeypatch):
+    from lexprobe.rare_words.am_targets import models_dir
+
+    model, meta, targets = _small_model(tmp_path)
+    root = models_dir(tmp_path, "am")
+    root.mkdir(parents=True)
+    model.write(root, "ok", meta)
+    assert AMModel.open("ok", home=tmp_path, targets=targets).state().keys() == model.state().keys()
+    state = model.state()
+    monkeypatch.setattr(AMModel, "state", lambda self: {**state, "A.weight": state["A.weight"][:2]})
+    model.write(root, "bad", meta)  # the manifest records the cut tensor; the network expects 3 x 3
+    with pytest.raises(LexprobeError) as err:
+        AMModel.open("bad", home=tmp_path, targets=targets)
+    assert "weight 'A.weight' is [2, 3]" in str(err.value) and "\n" not in str(err.value)
+    meta_bad = json.loads((root / "bad" / "manifest.json").read_text())["meta"]
+    assert meta_bad["tensors"]["A.weight"] == [2, 3]
+
+
+@pytest.mark.parametrize("code", ["ENOSPC", "EROFS"])
+def test_a_full_or_read_only_disk_is_one_line(tmp_path, monkeypatch, code):
+    import errno
+    import os
+
+    import safetensors.torch
+
+    from lexprobe.rare_words.am_targets import models_dir
+
+    model, meta, _ = _small_model(tmp_path)
+    root = models_dir(tmp_path, "am")
+    root.mkdir(parents=True)
+
+    def fail(*args, **kwargs):
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
+
+    monkeypatch.setattr(safetensors.torch, "save", fail)
+    with pytest.raises(LexprobeError) as err:
+        model.write(root, "m", meta)
+    assert str(err.value) == f"{root / 'm'}: cannot write the AM model ({os.strerror(getattr(errno, code))})"
+    assert not (root / "m").exists() and not [p for p in root.iterdir() if p.name.startswith(".m.tmp")]
+
+
+def test_a_second_train_of_the_same_name_at_the_same_time_is_refused(am_home, monkeypatch, one_torch_thread):
+    """Two threads train one name: the second is refused while the first holds the model's writer lock (the
+    check, the training and the swap-in are one critical section), in one line."""
+    import threading
+
+    from lexprobe.core.errors import LockedError
+    from lexprobe.rare_words import am_store
+
+    started, release = threading.Event(), threading.Event()
+    real = am_store.train
+
+    def slow(*args, **kwargs):
+        started.set()
+        release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(am_store, "train", slow)
+    first: dict = {}
+    thread = threading.Thread(target=lambda: first.update(
+        lexprobe.train_am("twice", contexts="ctx", targets="g", home=am_home, epochs=1)))
+    thread.start()
+    try:
+        assert started.wait(60)
+        with pytest.raises(LockedError) as err:
+            lexprobe.train_am("twice", contexts="ctx", targets="g", home=am_home, epochs=1)
+        assert "being written by another process" in str(err.value) and "\n" not in str(err.value)
+    finally:
+        release.set()
+        thread.join()
+    assert first["reused"] is False
+    assert lexprobe.train_am("twice", contexts="ctx", targets="g", home=am_home, epochs=1)["reused"]

@@ -1,84 +1,71 @@
-"""The AM stage's findings and tables from hand-made numbers: which half of AM a run tests, the context half
-untestable without contexts, AM's recovery against the mean of the contexts, the shares of probed keywords with
-contexts and the mean gate by bucket; the static case (GloVe) on real data; the stage is registered in the main
-job."""
+"""The AM stage's pieces: the static case (GloVe) on real data, simulated rarity's entries, the shares of probed
+keywords with contexts and the mean gate by bucket, reuse of the wnlampro stage's rows and dataset; the stage is
+registered in the main job. (The findings are tested on hand-made numbers in test_am_claims.)"""
 
 from __future__ import annotations
 
 import math
 from types import SimpleNamespace
 
-from lexprobe.core.findings import AGREES, DISAGREES, UNTESTABLE
-from lexprobe.rare_words.rare_word_claims import am_context_half, am_form_half, am_recovery
 from lexprobe.rare_words.run_am import context_shares
 
 
-def _gap(rare_low: float, medium_low: float) -> dict:
-    out = {}
-    for first in ("am", "am-context"):
-        for bucket, low in (("rare", rare_low), ("medium", medium_low)):
-            out[(f"{first} - original", bucket)] = {"difference": low + 0.02, "low": low, "high": low + 0.04,
-                                                    "entries": 100}
-    return out
-
-
-def _share(rare: float) -> dict:
-    return {(s, b): {">= 1 context": rare if b == "rare" else 0.9, ">= 8 contexts": rare / 2 if b == "rare" else 0.5}
-            for s in ("am", "am-context") for b in ("rare", "medium", "frequent")}
-
-
-def test_form_half_verdict_and_which_half():
-    few = am_form_half(_gap(0.01, 0.02), _share(0.01), section="am")
-    assert few.verdict == AGREES and "form half only" in few.claim
-    assert am_form_half(_gap(-0.01, 0.02), _share(0.01), section="am").verdict == DISAGREES  # rare straddles 0
-    assert am_form_half(_gap(0.01, -0.02), _share(0.01), section="am").verdict == DISAGREES  # medium too
-    assert "form and contexts" in am_form_half(_gap(0.01, 0.02), _share(0.8), section="am").claim
-    assert "1.0% with >= 1 context" in few.details[1]
-
-
-def test_context_half_is_untestable_without_contexts():
-    assert am_context_half(_gap(0.01, 0.02), _share(0.01), section="am").verdict == UNTESTABLE
-    assert am_context_half(_gap(0.01, 0.02), _share(0.8), section="am").verdict == AGREES
-    assert am_context_half(_gap(-0.01, 0.02), _share(0.8), section="am").verdict == DISAGREES
-
-
-def _recovery(low_at_1: float, low_at_8: float, low_at_32: float = -0.1) -> list[dict]:
-    return [{"method": m, "contexts": k, "words": 50, "minus_mean": low + 0.05, "minus_mean_low": low,
-             "minus_mean_high": low + 0.1} for k, low in ((1, low_at_1), (8, low_at_8), (32, low_at_32))
-            for m in ("am", "form")] + [{"method": "am", "contexts": 0, "words": 50, "minus_mean": math.nan,
-                                         "minus_mean_low": math.nan, "minus_mean_high": math.nan}]
-
-
-def test_am_recovery_is_judged_at_1_and_8_contexts_for_every_target_table():
-    good = am_recovery({"splade-tiny": _recovery(0.1, 0.05), "GloVe": _recovery(0.2, 0.01)}, section="am")
-    assert good.verdict == AGREES and len(good.evidence) == 4  # 32 contexts straddle 0: shown, not judged
-    assert good.evidence[0].name == "splade-tiny am - mean (1)" and good.evidence[0].n == 50
-    assert "-0.050 [-0.100, +0.000]" in good.details[-1]
-    assert am_recovery({"splade-tiny": _recovery(0.1, 0.05), "GloVe": _recovery(0.2, -0.01)},
-                       section="am").verdict == DISAGREES
-    assert am_recovery({"GloVe": _recovery(-0.01, 0.05)}, section="am").verdict == DISAGREES
-
-
-def test_the_static_case_trains_am_on_glove_and_recovers_held_out_words(glove_home, shared_data, tmp_path):
-    """A small real run: GloVe's index, the contexts of SemCor's first 2,000 sentences, one epoch, 30 words."""
+def test_the_static_case_trains_three_models_on_glove_and_recovers_held_out_words(glove_home, shared_data, tmp_path):
+    """A small real run: GloVe's index, the contexts of SemCor's first 3,000 sentences, one epoch, 20 words with
+    32 usable windows; reused the second time."""
     import shutil
 
     from lexprobe.kinds.contexts import ContextIndex, build_contexts_index
-    from lexprobe.rare_words.run_am import CONTEXTS_INDEX, STATIC_INDEX, static_recovery
+    from lexprobe.kinds.words import WordIndex
+    from lexprobe.rare_words.am_targets import index_targets
+    from lexprobe.rare_words.mimicking import ContextData
+    from lexprobe.rare_words.run_am import CONTEXTS_INDEX, STATIC_INDEX, STATIC_MODELS, train_case
 
     home = tmp_path / "home"
     shutil.copytree(glove_home / STATIC_INDEX, home / STATIC_INDEX)
-    build_contexts_index(CONTEXTS_INDEX, f"wsd:{shared_data / 'semcor3.0'}", home=home, max_sentences=2000)
+    build_contexts_index(CONTEXTS_INDEX, f"wsd:{shared_data / 'semcor3.0'}", home=home, max_sentences=3000)
     index = ContextIndex.open(CONTEXTS_INDEX, home=home)
-    rows, trained = static_recovery(home, index, epochs=1, recovery_words=30, seed=0)
-    assert trained["targets"] == 400_000 and trained["dim"] == 50 and trained["epochs"] == 1 and not trained["reused"]
-    got = {(r["method"], r["contexts"]): r for r in rows}
-    assert {m for m, _ in got} == {"am", "form", "mean"} and got[("am", 0)]["words"] == 30
-    assert got[("am", 0)]["cosine"] == got[("form", 0)]["cosine"]  # no contexts: AM's vector is its form
-    assert all(-1 <= r["cosine"] <= 1 and 1 <= r["median_rank"] <= 400_000 for r in rows)
-    assert not math.isnan(got[("am", 1)]["minus_mean"])
-    again, reused = static_recovery(home, index, epochs=1, recovery_words=30, seed=0)
-    assert reused["reused"] and repr(again) == repr(rows)  # NaN where undefined, in the same places
+    data = ContextData.from_index(index)
+    table = index_targets(WordIndex.open(STATIC_INDEX, home=home))
+    models, trained, recovery, gaps = train_case(home, index, data, table, STATIC_MODELS, epochs=1,
+                                                 recovery_words=20, seed=0, also_held=("bank",))
+    assert set(trained) == {"am", "am-context", "fcm"} and not any(t["reused"] for t in trained.values())
+    assert trained["am"]["targets"] == 400_000 and trained["fcm"]["attention"] == "uniform"
+    assert trained["am"]["words"] == trained["fcm"]["words"] == trained["am-context"]["words"]  # the same words
+    assert 0 < trained["am-context"]["below_smin"] < trained["am-context"]["words"]
+    assert trained["am"]["below_smin"] == 0
+    assert models["am"].meta["held_out"]["words"] == 21  # the recovery words and ``also_held``
+    got = {(r["method"], r["contexts"]): r for r in recovery.rows}
+    assert {m for m, _ in got} == {"am", "am-context", "fcm", "form", "mean", "linear map"}
+    assert {k for _, k in got} == {0, 1, 2, 4, 8, 16, 32} and all(r["words"] == 20 for r in recovery.rows)
+    assert any(r["what"] == "gap" and r["comparison"] == "(am - linear map) at 32 - at 1" for r in gaps)
+    again = train_case(home, index, data, table, STATIC_MODELS, epochs=1, recovery_words=20, seed=0,
+                       also_held=("bank",))
+    assert all(t["reused"] for t in again[1].values())
+    assert repr(again[2].rows) == repr(recovery.rows)  # NaN where undefined, in the same places
+
+
+def test_rarity_entries_are_frequent_keywords_whose_first_windows_are_usable():
+    import numpy as np
+    import pyarrow as pa
+
+    from lexprobe.rare_words.am_targets import TargetTable
+    from lexprobe.rare_words.mimicking import ContextData
+    from lexprobe.rare_words.run_am import rarity_entries
+    from lexprobe.sources.datasets.wnlampro import Entry
+
+    targets = TargetTable(["x", "dog"], np.eye(2, dtype=np.float32))
+    owners = ["cat"] * 3 + ["dog"] * 3 + ["owl"] * 2
+    windows = [["x", "cat"], ["x", "cat"], ["x", "cat"], ["x", "dog"], ["dog"], ["x", "dog"], ["x", "owl"],
+               ["x", "owl"]]
+    data = ContextData(pa.array(owners), pa.array(windows), {"cat": 3, "dog": 3, "owl": 2})
+    entries = [Entry(0, "dev", "Cat", "hypernym", ["animal"], "n", 5.0, 1000),
+               Entry(1, "dev", "dog", "hypernym", ["animal"], "n", 5.0, 1000),  # its second window has no known word
+               Entry(2, "dev", "owl", "hypernym", ["bird"], "n", 5.0, 1000),  # two windows only
+               Entry(3, "dev", "cat", "cohyponym", ["dog"], "n", 2.0, 3)]  # not frequent
+    assert [e.id for e in entries if e.bucket != "frequent"] == [3]
+    assert [e.id for e in rarity_entries(entries, data, targets, limit=10, seed=0, k=3)] == [0]
+    assert [e.id for e in rarity_entries(entries, data, targets, limit=10, seed=0, k=2)] == [0, 2]
 
 
 def test_context_shares_and_gate_by_bucket():

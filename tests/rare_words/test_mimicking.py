@@ -108,7 +108,7 @@ def test_ngram_dropout_keeps_a_word_alive_with_unk():
 
 def test_instances_follow_the_authors_sampling():
     """Counts 50, 350 and 900 give 1, 3 and 5 instances; a word's instances share no context; an instance past
-    the word's contexts is dropped; each instance takes smin..smax contexts."""
+    the word's contexts, or left with fewer than smin, is dropped; each instance takes smin..smax contexts."""
     words = ["aaa", "bbb", "ccc"]
     targets = TargetTable(words + ["x"], np.eye(4, dtype=np.float32)[:, :3].copy() + 0)
     windows = [["x", w] for w in words for _ in range(12)]
@@ -122,10 +122,28 @@ def test_instances_follow_the_authors_sampling():
         mine = inst.word == w
         used = np.concatenate([inst.order[s:s + c] for s, c in zip(inst.start[mine], inst.count[mine])])
         assert len(used) == len(set(used.tolist())) and set(used.tolist()) <= set(range(12 * w, 12 * w + 12))
-        assert (inst.count[mine] >= 1).all() and (inst.count[mine] <= 4).all()
+        assert (inst.count[mine] >= 2).all() and (inst.count[mine] <= 4).all()
     assert (inst.word == 0).sum() == 1 and (inst.word == 1).sum() == 3 and 3 <= (inst.word == 2).sum() <= 5
     again, _ = epoch_instances(ts, config, epoch=0)
     assert np.array_equal(again.order, inst.order) and np.array_equal(again.start, inst.start)
+
+
+def test_the_context_preset_trains_only_on_instances_with_its_minimum():
+    """smin 8: a word with 6 usable windows gives no instance (the authors' builder gave it one of 6); a word with
+    20 gives only instances of 8 or more; the log counts the words below the minimum."""
+    words = ["aaa", "bbb"]
+    targets = TargetTable(words + ["x"], np.eye(3, dtype=np.float32))
+    owners = ["aaa"] * 6 + ["bbb"] * 20
+    data = ContextData(pa.array(owners), pa.array([["x", w] for w in owners]), {"aaa": 500, "bbb": 500})
+    config = preset("am-context", epochs=3)
+    ts, _ = training_set(targets, data, config)
+    for epoch in range(3):
+        inst, _ = epoch_instances(ts, config, epoch=epoch)
+        assert (inst.word == 1).all() and (inst.count >= 8).all() and inst.count.sum() <= 20
+    _, log = train(targets, data, config)
+    assert log.below_smin == 1 and log.words == 2
+    with pytest.raises(LexprobeError, match="no training word has 8 usable contexts"):
+        train(targets, data, config, held_out=["bbb"])
 
 
 def synthetic(seed=0, n_words=1500, dim=16):
@@ -193,7 +211,7 @@ def test_a_broken_form_path_fails_the_same_check(one_torch_thread, monkeypatch):
 
 def test_batched_and_instance_at_a_time_training_agree(one_torch_thread):
     targets, data, held = synthetic(n_words=200)
-    config = preset("am-context", epochs=2, seed=1)
+    config = preset("am-context", smin=3, epochs=2, seed=1)  # the synthetic words have 6 windows
     a, log_a = train(targets, data, config)
     b, log_b = train(targets, data, config, reference=True)
     assert np.allclose(log_a.losses, log_b.losses, rtol=1e-4)
