@@ -1,6 +1,7 @@
 """Mutation testing of lexprobe's analysis, metric, reader and store modules with cosmic-ray.
 
     python tools/mutation.py [MODULE ...] [--rev REV] [--sample SHARE] [--minutes M] [--out FILE] [--retest DIR]
+    python tools/mutation.py --catalogue [MODULE ...] [--only ID ...] [--rev REV] [--out FILE]
 
 Modules, their fast test commands and the operators kept are in tools/mutation/modules.toml (default: all of
 them, in file order). Slow (minutes to hours): not part of the README's test command and not in CI.
@@ -13,6 +14,13 @@ the tests find the real data. Prints and writes (``--out``, default mutation-rep
 killed (tests failed, crashed or timed out), survived, skipped by the operator/function filters, and every
 survivor's diff. The worktree is removed at the end; the cosmic-ray sessions are kept, so that after new tests
 ``--retest DIR`` runs only the survivors again and names the test that now kills each.
+
+``--catalogue`` runs the semantic mutants of tools/mutation/catalogue.toml instead: each entry is one exact patch
+(``old`` -> ``new`` in ``file``, ``old`` found exactly once) that changes a definition a paper or the code's
+contract gives (a seed, a bound, an exclusion, a denominator, a default, a tie rule). In the same throwaway
+worktree each entry is applied alone and the test command of its ``module`` (modules.toml) is run; an entry whose
+``old`` text is not found exactly once is reported **stale** (the code moved: fix the entry). Killed means the
+tests failed (the first failing test is named) or timed out.
 """
 
 from __future__ import annotations
@@ -31,16 +39,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "tools" / "mutation" / "modules.toml"
+CATALOGUE = REPO / "tools" / "mutation" / "catalogue.toml"
 
 
 def cosmic_ray_config(module: dict, exclude: list[str], python: str) -> str:
-    tests = shlex.join(module["tests"])
     lines = [
         "[cosmic-ray]",
         f'module-path = "{module["path"]}"',
         f'timeout = {float(module.get("timeout", 120))}',
         "excluded-modules = []",
-        f'test-command = "{python} -m pytest -p no:cacheprovider -q -x -o addopts= {tests}"',
+        f'test-command = "{shlex.join(pytest_command(module, python))}"',
         "[cosmic-ray.distributor]",
         'name = "local"',
         "[cosmic-ray.filters.operators-filter]",
@@ -196,6 +204,80 @@ def summary(db_path: Path) -> tuple[dict, list[str]]:
     return counts, survivors
 
 
+def pytest_command(module: dict, python: str) -> list[str]:
+    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", "-o", "addopts=", *module["tests"]]
+
+
+def run_tests(argv: list[str], timeout: float, **kwargs) -> tuple[str, str]:
+    """('passed' | 'failed' | 'timeout', the first failing test or the output's last line) of a test command."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, start_new_session=True,
+                              **kwargs)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"over {timeout:.0f} s"
+    failed = re.search(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.M)
+    tail = (done.stdout.strip().splitlines() or [""])[-1]
+    return ("passed" if done.returncode == 0 else "failed"), (failed.group(1) if failed else tail)
+
+
+def check_catalogue(entries: list[dict], config: dict) -> list[str]:
+    """Problems of the catalogue's entries themselves (fields, unknown modules, duplicate ids)."""
+    problems, seen = [], set()
+    for e in entries:
+        missing = [f for f in ("id", "module", "file", "old", "new", "definition", "source") if not e.get(f)]
+        if missing:
+            problems.append(f"{e.get('id', '?')}: missing {', '.join(missing)}")
+        if e.get("module") not in config["modules"]:
+            problems.append(f"{e.get('id', '?')}: unknown module {e.get('module')!r}")
+        if e.get("id") in seen:
+            problems.append(f"{e['id']}: id used twice")
+        if e.get("old") == e.get("new"):
+            problems.append(f"{e.get('id', '?')}: old and new are the same")
+        seen.add(e.get("id"))
+    return problems
+
+
+def run_catalogue(args, config: dict, wt: Path, env: dict) -> tuple[list[str], list[str]]:
+    """Apply each selected catalogue entry alone in the worktree ``wt`` and run its module's tests."""
+    entries = tomllib.loads(CATALOGUE.read_text())["mutant"]
+    problems = check_catalogue(entries, config)
+    if problems:
+        raise SystemExit("catalogue: " + "; ".join(problems))
+    chosen = [e for e in entries if (not args.modules or e["module"] in args.modules)
+              and (not args.only or e["id"] in args.only)]
+    report = ["| id | module | definition | outcome | by |", "|---|---|---|---|---|"]
+    counts = {"killed": 0, "survived": 0, "stale": 0}
+    baseline: dict[str, tuple[str, str]] = {}
+    for e in chosen:
+        module = config["modules"][e["module"]]
+        timeout = float(module.get("timeout", 120))
+        if e["module"] not in baseline:
+            baseline[e["module"]] = run_tests(pytest_command(module, sys.executable), 4 * timeout, cwd=wt, env=env)
+            if baseline[e["module"]][0] != "passed":
+                print(f"{e['module']}: the tests fail on the unmutated code ({baseline[e['module']][1]})", flush=True)
+        path = wt / e["file"]
+        source = path.read_text()
+        if baseline[e["module"]][0] != "passed":
+            outcome, by = "not run", "the tests fail unmutated"
+        elif source.count(e["old"]) != 1:
+            outcome, by = "stale", f"old text found {source.count(e['old'])} times"
+        else:
+            path.write_text(source.replace(e["old"], e["new"]))
+            try:
+                outcome, by = run_tests(pytest_command(module, sys.executable), timeout, cwd=wt, env=env)
+            finally:
+                path.write_text(source)
+            outcome = "survived" if outcome == "passed" else "killed"
+        counts[outcome] = counts.get(outcome, 0) + 1
+        report.append(f"| {e['id']} | {e['module']} | {e['definition']} | {outcome} | {by} |")
+        print(report[-1], flush=True)
+    scored = counts["killed"] + counts["survived"]
+    head = [f"Catalogue mutants of {args.rev}: {len(chosen)} entries, {counts['killed']} killed, "
+            f"{counts['survived']} survived, {counts['stale']} stale"
+            + (f" ({counts['killed'] / scored:.0%} of those applied killed)" if scored else ""), ""]
+    return head, report
+
+
 def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # killed: still remove the worktree
     config = tomllib.loads(CONFIG.read_text())
@@ -208,6 +290,9 @@ def main(argv=None) -> int:
                         "reached are left out (the ones run stay a random sample) and the report says how many")
     parser.add_argument("--retest", metavar="DIR", help="a previous run's folder (printed at its end): test its "
                         "survivors again, on REV's tests (the modules' source must be unchanged)")
+    parser.add_argument("--catalogue", action="store_true", help=f"run the semantic mutants of "
+                        f"{CATALOGUE.relative_to(REPO)} (of the MODULEs given, else all) instead of cosmic-ray's")
+    parser.add_argument("--only", nargs="+", metavar="ID", help="with --catalogue: only these entries")
     parser.add_argument("--out", default="mutation-report.md", help="the report (markdown)")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in config["modules"]]
@@ -227,6 +312,18 @@ def main(argv=None) -> int:
            "TOKENIZERS_PARALLELISM": "false"}
     cr = str(Path(sys.executable).with_name("cosmic-ray"))
     head = subprocess.run(["git", "-C", str(wt), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if args.catalogue:
+        report, details = [], []
+        try:
+            report, details = run_catalogue(args, config, wt, env)
+            report[0] += f" ({head.stdout.strip()})"
+        finally:
+            subprocess.run(["git", "-C", str(wt), "checkout", "--", "."], check=False)
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(wt)], check=False)
+            Path(args.out).write_text("\n".join(report + details) + "\n")
+        print("\n".join(report))
+        print(f"report: {args.out}")
+        return 0
     report = [f"Mutants of {args.rev} ({head.stdout.strip()}):", "",
               "| module | sampled | mutants | killed | survived | score |", "|---|---|---|---|---|---|"]
     details = []
