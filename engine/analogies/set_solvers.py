@@ -15,6 +15,14 @@ its pairs are). With ``S``/``E`` the start words and the first answers of the ot
   vecto's settings.
 
 Only ``b`` is excluded from the answers (vecto excludes no training word); the honest test excludes nothing.
+LRCos's answers depend on its random negatives (seeds agree on 85-88% of BATS questions with GloVe), so one seed's
+accuracy is not a result: :func:`lrcos_over_seeds` gives the mean over several seeds with its t interval.
+
+**vecto's exclusion** (``exclude="vecto"``): for the questions a:a*::b:? vecto leaves out a, b and *every* listed
+answer of a's pair (its ``set_exclude``), where lexprobe's usual test leaves out a, a* and b; 3CosAdd under that rule
+(:func:`_add_vecto`) gives vecto's answers. vecto also gives an unknown word the vector of its first word (its
+``get_id`` returns 0, so no pair is "missing") and counts questions it cannot score as wrong; lexprobe drops pairs
+with an unknown word and counts them (coverage), so the two agree where vecto's vocabulary is whole.
 
 **SimilarToAny** (``simany``): the ordered pairs of pairs a:a*::b:? of the other methods, scored
 ``max(cos(x, a), cos(x, a*), cos(x, b))``, with a, b and every accepted answer of a's pair excluded (vecto's
@@ -38,6 +46,7 @@ provably hold the top k (:func:`_simany`).
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -46,11 +55,14 @@ from scipy.special import expit
 
 from ..core.errors import LexprobeError
 from ..core.topk import topk_rows
+from ..core.conventions import Result
 from ..kinds.analogy_queries import ALL_METHODS, DEFAULT_EPS, SET_METHODS, check_method, excluded_cells, simany_score
 from ..sources.datasets.bats import Relation
 from .analogy import Answers, RelationRun, question_rows, run_relations, solve_all
 
 VECTO_METHODS = (*SET_METHODS, "simany")
+EXCLUSIONS = ("inputs", "vecto")  # a, a*, b (lexprobe's usual test); a, every listed answer of a's pair, b (vecto)
+LRCOS_SEEDS = 5        # seeds of LRCos's random negatives a result averages over
 NEGATIVE_REPEATS = 4   # vecto repeats each training start word four times among the negatives
 LRCOS_C = 1.0          # vecto's inverse regularisation strength
 _BLOCK = 32            # questions per block of (questions x vocabulary) scores
@@ -59,12 +71,17 @@ _SIMANY_TOP = 256      # SimilarToAny's candidates per row (at least k + the exc
 
 def answer_relations(words, relations: list[Relation], *, method: str = "add", k: int = 1, honest: bool = False,
                      restrict_vocab: int | None = None, eps: float = DEFAULT_EPS, ranks: bool = True,
-                     seed: int = 0) -> RelationRun:
-    """Every question of every relation with any method: the analogy kernel's
+                     seed: int = 0, exclude: str = "inputs") -> RelationRun:
+    """Every question of every relation with any method (lexprobe's name or vecto's): the analogy kernel's
     (:func:`~lexprobe.analogies.analogy.run_relations`: add, mul, pairdir) or vecto's (avg, lrcos, simany; ``seed``:
-    LRCos's random words), in the same question rows."""
-    check_method(method, ALL_METHODS)
-    if method not in VECTO_METHODS:
+    LRCos's random words), in the same question rows. ``exclude="vecto"``: 3CosAdd leaves out a's other listed
+    answers too, as vecto does (SimilarToAny always does; the set methods exclude b only)."""
+    method = check_method(method, ALL_METHODS)
+    if exclude not in EXCLUSIONS:
+        raise LexprobeError(f"unknown exclusion {exclude!r} (choose from {', '.join(EXCLUSIONS)})")
+    if exclude == "vecto" and method in ("mul", "pairdir"):
+        raise LexprobeError(f"vecto's exclusion is offered with add, simany, avg and lrcos, not {method}")
+    if method not in VECTO_METHODS and not (method == "add" and exclude == "vecto"):
         return run_relations(words, relations, method=method, k=k, honest=honest, restrict_vocab=restrict_vocab,
                              eps=eps, ranks=ranks)
     if k < 1:
@@ -73,6 +90,60 @@ def answer_relations(words, relations: list[Relation], *, method: str = "add", k
         raise LexprobeError(f"--restrict-vocab must be at least 1, not {restrict_vocab}")
     solve = relation_solver(words, method, k=k, honest=honest, restrict_vocab=restrict_vocab, ranks=ranks, seed=seed)
     return solve_all(solve, list(relations), desc=f"analogy {method}", pairs_only=method in SET_METHODS)
+
+
+@dataclass(repr=False)
+class SeedSpread(Result):
+    """LRCos over several seeds of its random negatives: per seed its accuracy (:meth:`to_arrow`: ``seed,
+    questions, correct, accuracy``), their ``mean`` and its t interval at ``level`` over the seeds, ``agreement``
+    (the share of questions every seed answers with the same word) and the first seed's question rows (``run``)."""
+
+    seeds: list[int]
+    accuracies: np.ndarray
+    questions: int
+    mean: float
+    interval: tuple[float, float]
+    level: float
+    agreement: float
+    run: RelationRun
+
+    def to_arrow(self) -> pa.Table:
+        return pa.table({"seed": self.seeds, "questions": [self.questions] * len(self.seeds),
+                         "correct": np.rint(self.accuracies * self.questions).astype(np.int64),
+                         "accuracy": self.accuracies})
+
+    def __repr__(self) -> str:
+        return (f"<SeedSpread LRCos accuracy {self.mean:.4f} [{self.interval[0]:.4f}, {self.interval[1]:.4f}] over "
+                f"{len(self.seeds)} seeds, {self.questions} questions, {self.agreement:.1%} answered alike>")
+
+
+def seed_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The t interval of the mean of per-seed values (Student's t with n - 1 degrees of freedom: the seeds are
+    a sample of the negatives' draws); a point for one seed."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=np.float64)
+    mean = float(values.mean())
+    if len(values) < 2:
+        return mean, mean
+    half = stats.t.ppf(0.5 + level / 2, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values))
+    return mean - float(half), mean + float(half)
+
+
+def lrcos_over_seeds(words, relations: list[Relation], *, seeds: int = LRCOS_SEEDS, seed: int = 0, k: int = 1,
+                     honest: bool = False, restrict_vocab: int | None = None, level: float = 0.95) -> SeedSpread:
+    """LRCos (:func:`answer_relations`) with the seeds ``seed, seed + 1, ..., seed + seeds - 1`` of its random
+    negatives: each seed's pooled accuracy, their mean and t interval, and how often the seeds agree."""
+    if seeds < 1:
+        raise LexprobeError(f"LRCos needs at least one seed, not {seeds}")
+    chosen = [seed + s for s in range(seeds)]
+    runs = [answer_relations(words, relations, method="lrcos", k=k, honest=honest, restrict_vocab=restrict_vocab,
+                             ranks=False, seed=s) for s in chosen]
+    correct = np.array([r.table.column("correct").to_numpy(zero_copy_only=False).mean() for r in runs])
+    predictions = np.array([r.table.column("prediction").to_pylist() for r in runs], dtype=object)
+    agreement = float((predictions == predictions[0]).all(axis=0).mean())
+    return SeedSpread(chosen, correct, runs[0].table.num_rows, float(correct.mean()), seed_interval(correct, level),
+                      level, agreement, runs[0])
 
 
 def avg_queries(S: np.ndarray, E: np.ndarray) -> np.ndarray:
@@ -137,7 +208,7 @@ def _pad(rows: list[list[int]]) -> np.ndarray:
 def relation_solver(words, method: str, *, k: int = 1, honest: bool = False, restrict_vocab: int | None = None,
                     ranks: bool = True, seed: int = 0) -> Callable[[Relation], pa.Table]:
     """A function answering every question of one relation (pairs already in the vocabulary) with ``method``
-    (``avg``, ``lrcos``, ``simany``), returning its question rows."""
+    (``avg``, ``lrcos``, ``simany``; ``add`` with vecto's exclusion), returning its question rows."""
     unit = words.unit
     V = len(unit) if restrict_vocab is None else min(int(restrict_vocab), len(unit))
     vocab = unit[:V]
@@ -149,6 +220,8 @@ def relation_solver(words, method: str, *, k: int = 1, honest: bool = False, res
         S, E = unit[word_ids[:n]], unit[word_ids[n:]]
         if method == "simany":
             return _simany(words, rel, word_ids, gold, vocab, k, honest, ranks)
+        if method == "add":  # vecto's exclusion (answer_relations sends the usual one to the kernel)
+            return _add_vecto(words, rel, word_ids, gold, vocab, k, honest, ranks, restrict_vocab)
         if method == "avg":
             Q = avg_queries(S, E)
             scores = lambda js: Q[js] @ vocab.T
@@ -167,6 +240,27 @@ def relation_solver(words, method: str, *, k: int = 1, honest: bool = False, res
         return _set_rows(words, rel, word_ids, gold, Answers(ids, out, rank), k)
 
     return solve
+
+
+def _add_vecto(words, rel: Relation, word_ids, gold, vocab, k: int, honest: bool, ranks: bool,
+               restrict_vocab: int | None) -> pa.Table:
+    """3CosAdd over every question (i, j) of a relation with vecto's exclusion: a, every accepted answer of a's pair
+    and b left out. The answers by one exact search (:meth:`VectorIndex.search` with per-question exclusions); the
+    gold ranks, when asked, on whole rows (one product per block of questions)."""
+    n = len(rel.pairs)
+    unit = words.unit
+    ii, jj = rel.question_index()
+    Q = unit[word_ids[jj]] - unit[word_ids[ii]] + unit[word_ids[n + ii]]
+    Q /= np.maximum(np.linalg.norm(Q, axis=1, keepdims=True), 1e-12)
+    excl = np.zeros((len(ii), 0), np.int64) if honest else \
+        _pad([[word_ids[i], *gold[i], word_ids[j]] for i, j in zip(ii.tolist(), jj.tolist())])
+    scores, ids = words.searcher.search(Q, k, exclude=excl, restrict=restrict_vocab)
+    rank = np.full(len(ii), -1, dtype=np.int64)
+    if ranks:
+        for start in range(0, len(ii), _BLOCK):
+            q = np.arange(start, min(start + _BLOCK, len(ii)))
+            rank[q] = answer_block(Q[q] @ vocab.T, excl[q], [gold[j] for j in jj[q]], 1)[2]
+    return question_rows(words, rel, word_ids, gold, ii, jj, Answers(ids, scores, rank), k)
 
 
 def _simany(words, rel: Relation, word_ids, gold, vocab, k: int, honest: bool, ranks: bool) -> pa.Table:

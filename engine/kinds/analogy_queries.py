@@ -21,14 +21,27 @@ SET_METHODS = ("avg", "lrcos")  # vecto's 3CosAvg and LRCos: b:? from the relati
 ALL_METHODS = METHODS + SET_METHODS
 METHODS_HELP = ("add: 3CosAdd; mul: 3CosMul (Levy & Goldberg 2014); pairdir: PairDirection; simany: vecto's "
                 "SimilarToAny (the answer closest to any of a, a*, b); avg: 3CosAvg and lrcos: LRCos (Drozd et al. "
-                "2016), learned from the relation's other pairs.")
+                "2016), learned from the relation's other pairs. vecto's names (3CosAdd, 3CosMul, PairDistance, "
+                "SimilarToAny, 3CosAvg, LRCos) are accepted.")
+# vecto's names of the methods (its --method values and solver classes), accepted wherever a method is named
+VECTO_NAMES = {"3CosAdd": "add", "LinearOffset": "add", "3CosMul": "mul", "ThreeCosMul": "mul",
+               "PairDistance": "pairdir", "SimilarToAny": "simany", "3CosAvg": "avg", "ThreeCosAvg": "avg",
+               "LRCos": "lrcos"}
 DEFAULT_EPS = 1e-3
 _CHUNK = 64  # questions per block of the element-wise scans
 _SEARCH_BLOCK = 4096  # 3CosAdd questions per search (a step of the progress bar)
 _BAR_QUESTIONS = 1000  # fewer questions answer too fast for a bar (and a server asks one at a time)
 
 
+def method_name(method: str) -> str:
+    """lexprobe's name of an analogy method given by its own name or vecto's (``3CosAvg`` -> ``avg``; any case)."""
+    folded = {name.lower(): ours for name, ours in VECTO_NAMES.items()}
+    return method if method in ALL_METHODS else folded.get(str(method).lower(), method)
+
+
 def check_method(method: str, allowed: tuple[str, ...] = METHODS) -> str:
+    """``method`` in lexprobe's name (vecto's names accepted), or one clear error naming the choices."""
+    method = method_name(method)
     if method not in allowed:
         more = f"; {method} learns from a relation's pairs: give a dataset" if method in SET_METHODS else ""
         raise LexprobeError(f"unknown analogy method {method!r} (choose from {', '.join(allowed)}){more}")
@@ -83,7 +96,7 @@ def answer_questions(words, a: np.ndarray, a_star: np.ndarray, b: np.ndarray, *,
     are blocked scans: per block of questions one matrix product with the block's words, then element-wise
     scores, masking and top-k. Many questions show a progress bar.
     """
-    check_method(method)
+    method = check_method(method)
     a, a_star, b = (np.asarray(x, dtype=np.int64) for x in (a, a_star, b))
     exclude = np.stack([a, a_star, b], axis=1) if exclude_inputs else None
     D = np.full((len(a), k), -np.inf, dtype=np.float32)

@@ -194,3 +194,64 @@ def test_cli_methods(cli, glove_home, shared_data, tmp_path):
         assert np.allclose(got.column("score").to_numpy(), expected.column("score").to_numpy(), atol=1e-6)
         scores[seed] = got.column("score").to_numpy()
     assert not np.allclose(scores[0], scores[7])  # other negatives, other probabilities
+
+
+def test_vecto_exclusion_leaves_out_as_other_answers(tmp_path):
+    # unit vectors at angles (degrees): a 0 with answers a* 90 and alt 91, b 10 with b* 130, other 97. For
+    # a:a*::b:? the 3CosAdd query u(10) - u(0) + u(90) points at 90.7 degrees: alt (0.3 off) is the usual answer;
+    # vecto also leaves out alt (a's other answer), so other (6.3 off) answers. The reference scores every word.
+    angle = lambda d: np.array([np.cos(np.radians(d)), np.sin(np.radians(d))])
+    placed = {"a": 0, "as": 90, "alt": 91, "b": 10, "bs": 130, "other": 97}
+    words = _vectors(tmp_path, {w: tuple(angle(d)) for w, d in placed.items()})
+    relation = Relation("R", "R", "test", "hand", [("a", ["as", "alt"]), ("b", ["bs"])])
+
+    def reference(a, a_star, b, excluded):
+        q = angle(placed[b]) - angle(placed[a]) + angle(placed[a_star])
+        return max((w for w in placed if w not in excluded), key=lambda w: angle(placed[w]) @ q)
+
+    usual = _rows(words, relation, "add")
+    vecto = _rows(words, relation, "add", exclude="vecto")
+    assert [r["prediction"] for r in usual] == [reference("a", "as", "b", {"a", "as", "b"}),
+                                                reference("b", "bs", "a", {"b", "bs", "a"})]
+    assert [r["prediction"] for r in vecto] == [reference("a", "as", "b", {"a", "as", "alt", "b"}),
+                                                reference("b", "bs", "a", {"b", "bs", "a"})]
+    assert usual[0]["prediction"] == "alt" and vecto[0]["prediction"] == "other"  # the rule changes this answer
+    # gold ranks: b* (130) below other, and alt too under the usual rule; b:b*::a:? has other above alt
+    assert [r["rank"] for r in usual] == [3, 2] and [r["rank"] for r in vecto] == [2, 2]
+    assert _rows(words, relation, "3CosAdd", exclude="vecto") == vecto  # vecto's name of the method
+    with pytest.raises(lexprobe.LexprobeError, match="unknown exclusion"):
+        _rows(words, relation, "add", exclude="everything")
+    with pytest.raises(lexprobe.LexprobeError, match="not mul"):
+        _rows(words, relation, "mul", exclude="vecto")
+
+
+def test_vecto_method_names_are_accepted(tmp_path):
+    from lexprobe.kinds.analogy_queries import check_method, method_name
+
+    assert [method_name(m) for m in ("3CosAvg", "3cosavg", "LRCos", "SimilarToAny", "3CosAdd", "3CosMul",
+                                     "PairDistance", "add")] == ["avg", "avg", "lrcos", "simany", "add", "mul",
+                                                                 "pairdir", "add"]
+    with pytest.raises(lexprobe.LexprobeError, match="unknown analogy method '3CosSub'"):
+        check_method("3CosSub")
+
+
+def test_seed_interval_by_hand():
+    from lexprobe.analogies.set_solvers import seed_interval
+
+    # values 0.5, 0.6, 0.7: mean 0.6, sd 0.1, t(0.975, 2) = 4.302653: half width 4.302653 * 0.1 / sqrt 3 = 0.248414
+    assert seed_interval(np.array([0.5, 0.6, 0.7])) == pytest.approx((0.6 - 0.248414, 0.6 + 0.248414), abs=1e-6)
+    assert seed_interval(np.array([0.4])) == (0.4, 0.4)
+
+
+def test_lrcos_over_seeds_spreads_the_seeds(tmp_path):
+    from lexprobe.analogies.set_solvers import lrcos_over_seeds
+
+    words = _lrcos_words(tmp_path)
+    relation = _relation("L", [(f"s{k}", f"t{k}") for k in range(4)])
+    spread = lrcos_over_seeds(words, [relation], seeds=3, seed=4)
+    singles = [np.mean([r["correct"] for r in _rows(words, relation, "lrcos", seed=s, ranks=False)]) for s in (4, 5, 6)]
+    assert spread.seeds == [4, 5, 6] and spread.accuracies.tolist() == pytest.approx(singles)
+    assert spread.mean == pytest.approx(np.mean(singles))
+    assert spread.interval[0] <= spread.mean <= spread.interval[1]
+    assert spread.to_arrow().column("accuracy").to_pylist() == pytest.approx(singles)
+    assert 0 <= spread.agreement <= 1 and spread.questions == len(relation.pairs)
