@@ -19,8 +19,8 @@ _DATA_HOME_HELP = "The data home (env LEXPROBE_DATA; default ~/.local/share/lexp
 @data_group.command("fetch")
 @click.argument("name", type=click.Choice(list(datahome.DATASETS)))
 @click.option("--from", "from_path", type=click.Path(),
-              help="Take a local copy instead of downloading: a folder holding the dataset (hard-linked into the "
-                   "data home, copied across filesystems), its release archive (.zip/.tar.*), or its single file.")
+              help="Take a local copy instead of downloading: a folder holding the dataset (copied into the "
+                   "data home, reflinked where the filesystem can), its release archive (.zip/.tar.*), or its single file.")
 @click.option("--data-home", envvar="LEXPROBE_DATA", type=click.Path(file_okay=False), help=_DATA_HOME_HELP)
 def data_fetch(name, from_path, data_home) -> None:
     """Put dataset NAME into the data home: download the official release (or take --from PATH), unpack it,
@@ -36,7 +36,8 @@ def data_fetch(name, from_path, data_home) -> None:
 
 @data_group.command("list")
 @click.option("--data-home", envvar="LEXPROBE_DATA", type=click.Path(file_okay=False), help=_DATA_HOME_HELP)
-@click.option("--verify", is_flag=True, help="Recompute every checksum: status 'changed' when files differ.")
+@click.option("--verify", is_flag=True, help="Recompute every checksum (without it, only sets whose file sizes or times changed): status "
+                   "'modified' when files differ.")
 @format_option
 def data_list(data_home, verify, fmt) -> None:
     """The known datasets and what the data home holds: status, path, source, checksum, fetch time."""

@@ -3,14 +3,17 @@
 ``$LEXPROBE_DATA``, else ``~/.local/share/lexprobe/data`` (``$XDG_DATA_HOME/lexprobe/data``): data belongs to
 the user, not to a clone, and never lies inside a repository. Each dataset has its own folder
 ``<data home>/<name>/`` holding the release as unpacked, plus ``FETCH.json``: where it came from (URL or local
-path), how (download, hardlink, copy), when, and a SHA-256 over every file of the dataset's root folder
+path), how (download, copy, unpack), when, and a SHA-256 over every file of the dataset's root folder
 (relative path and content, :func:`tree_checksum`): a fetched copy and its source folder have the same checksum.
 
 ``fetch(name)`` downloads the official release and unpacks it; ``fetch(name, from_path=PATH)`` takes a local
-copy instead (a folder, an archive, or the dataset's single file). A local folder is *hard-linked* file by file
-into the data home (no extra space on the same filesystem, still independent of the source folder's later
-renaming or deletion) and copied where hard links are impossible (another filesystem). The new folder is built
-under a hidden name and swapped in atomically, so a failed fetch leaves the old dataset (or none).
+copy instead (a folder, an archive, or the dataset's single file). Local files are *copied* (reflinked where the
+filesystem can: no extra space), never hard-linked, so that editing the source later cannot change the fetched
+set behind its checksum. What is fetched is read with the reader that will use it (:func:`check_parses`) and
+refused when it does not parse. The new folder is built under a hidden name, under the dataset's lock
+(``.NAME.lock``, as index writes), and swapped in atomically, so a failed fetch leaves the old dataset (or none);
+the next fetch removes what a killed one left. ``data list`` hashes a set again when a file's size or time has
+changed since the fetch and says ``modified`` when its content has.
 
 A dataset is found by a marker file or folder (e.g. ``ALL/ALL.data.xml`` for the WSD evaluation sets) up to three
 levels below a folder, so the official archives' own layouts and the flat ``../shared/data`` layout both work.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import fcntl
 import json
 import lzma
 import os
@@ -41,7 +45,7 @@ from typing import Iterator
 
 from ..core.errors import InputError, LexprobeError
 from ..core.progress import bar
-from ..core.store import _swap_in
+from ..core.store import _swap_in, write_lock
 from .vector_files import env_limit, regular_file
 
 RECORD = "FETCH.json"
@@ -287,11 +291,18 @@ def tree_checksum(root: Path) -> dict:
 # ------------------------------------------------------------------------------------------- fetching
 
 
-def _link_or_copy(src: str, dst: str) -> str:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
+_FICLONE = 0x40049409  # Linux's ioctl that shares a file's blocks copy-on-write (btrfs, XFS)
+
+
+def _copy(src: str, dst: str) -> str:
+    """A copy of ``src`` at ``dst`` (with its times), never a hard link: editing the source later must not change
+    the fetched set. A reflink (copy-on-write, no extra space) where the filesystem offers one."""
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        try:
+            fcntl.ioctl(fout.fileno(), _FICLONE, fin.fileno())
+        except OSError:
+            shutil.copyfileobj(fin, fout, _CHUNK)
+    shutil.copystat(src, dst)
     return dst
 
 
@@ -356,7 +367,7 @@ def _download(url: str, target: Path, name: str) -> None:
 
 
 def _copy_tree(root: Path, target: Path) -> list[str]:
-    """Hard-link (or copy) every regular file under ``root`` into ``target``; links are never followed out of
+    """Copy (:func:`_copy`) every regular file under ``root`` into ``target``; links are never followed out of
     the tree: a link to a folder is skipped (two links to ``..`` made 764k files), a link to a file is taken
     only when the file lies inside ``root``. Returns the skipped links and odd entries (relative paths)."""
     top = root.resolve()
@@ -372,7 +383,7 @@ def _copy_tree(root: Path, target: Path) -> list[str]:
             if not real.is_file() or (path.is_symlink() and not real.is_relative_to(top)):
                 skipped.append((rel / fn).as_posix())
                 continue
-            _link_or_copy(str(real), str(target / rel / fn))
+            _copy(str(real), str(target / rel / fn))
     return sorted(skipped)
 
 
@@ -386,16 +397,14 @@ def _place(source: Path, into: Path, ds: Dataset, skipped: list[str] | None = No
         left_out = _copy_tree(root, into / root.name)
         if skipped is not None:
             skipped += left_out
-        probe = next(_files(into), None)
-        same = probe is not None and os.stat(probe).st_nlink > 1
-        return "hardlink" if same else "copy"
+        return "copy"
     regular_file(source)  # a FIFO or a device would block the fetch or never end
     if zipfile.is_zipfile(source) or tarfile.is_tarfile(source):
         _unpack(source, into)
         return "unpack"
     if source.name == Path(ds.marker).name:
-        _link_or_copy(str(source), str(into / source.name))
-        return "hardlink" if os.stat(into / source.name).st_nlink > 1 else "copy"
+        _copy(str(source), str(into / source.name))
+        return "copy"
     raise InputError(source, f"not a folder, an archive or {Path(ds.marker).name}")
 
 
@@ -403,7 +412,16 @@ def fetch(name: str, from_path: str | os.PathLike | None = None, home: Path | No
     """Fetch dataset ``name`` into the data home (download, or ``from_path``); returns the fetch record."""
     ds = dataset(name)
     home = home or data_home()
-    home.mkdir(parents=True, exist_ok=True)
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LexprobeError(f"{home}: cannot make the data home ({exc.strerror or exc})") from None
+    with write_lock(home, name):  # one fetch of a name at a time; a killed fetch's temporary folder is removed
+        return _fetch(ds, from_path, home)
+
+
+def _fetch(ds: Dataset, from_path, home: Path) -> dict:
+    name = ds.name
     final = home / name
     tmp = home / f".{name}.tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
@@ -432,9 +450,10 @@ def fetch(name: str, from_path: str | os.PathLike | None = None, home: Path | No
         root = find_root(tmp, ds)
         if root is None:
             raise LexprobeError(f"{origin}: unpacked, but no {ds.marker} inside: not the {name} dataset")
+        check_parses(name, root, shown=(tmp, final))
         record = {"name": name, "title": ds.title, "source": origin, "official_url": ds.url, "method": method,
                   "fetched": time.strftime("%Y-%m-%dT%H:%M:%S"), "root": root.relative_to(tmp).as_posix(),
-                  "licence": ds.licence, **extra, **tree_checksum(root)}
+                  "licence": ds.licence, **extra, **tree_checksum(root), "stamp": tree_stamp(root)}
         (tmp / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         _swap_in(tmp, final)
     except OSError as exc:  # a full disk names no file by itself
@@ -447,8 +466,41 @@ def fetch(name: str, from_path: str | os.PathLike | None = None, home: Path | No
     return record
 
 
+def check_parses(name: str, root: Path, shown: tuple[Path, Path] | None = None) -> None:
+    """Read dataset ``name`` under ``root`` with the reader that will use it (BATS, the Google questions, the WSD
+    XML and keys, STREUSLE, a word-similarity set): what does not parse is refused in one line, so random bytes
+    under a released file's name never reach a run. ``shown``: (temporary folder, the name to show for it)."""
+    from .datasets.bats import read_bats
+    from .datasets.google import read_questions
+    from .datasets.streusle import read_streusle
+    from .datasets.word_pairs import read_word_pairs
+    from .datasets.wsd import read_wsd
+
+    entry = dataset(name).entry_path(root)
+    kind, sub = SPEC_KINDS.get(name, ("pairs", ""))
+    reader = {"bats": read_bats, "google": read_questions, "wsd": read_wsd, "streusle": read_streusle,
+              "pairs": read_word_pairs}[kind]
+    try:
+        reader(entry / sub if sub else entry)
+    except LexprobeError as exc:
+        message = str(exc) if shown is None else str(exc).replace(str(shown[0]), str(shown[1]))
+        raise LexprobeError(f"not the {name} dataset as its reader reads it: {message}") from None
+
+
+def tree_stamp(root: Path) -> str:
+    """A quick fingerprint of a tree (each file's relative path, size and modification time, no content): when
+    it differs from the one recorded at fetch time, the files are hashed again (:func:`list_datasets`)."""
+    digest = hashlib.sha256()
+    for path in tree_files(root):
+        st = path.stat()
+        rel = path.name if path == root else path.relative_to(root).as_posix()
+        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
 def list_datasets(home: Path | None = None, *, verify: bool = False) -> list[dict]:
-    """One row per known dataset: status (``ok``, ``missing``, ``changed`` with ``verify``), path, source, checksum."""
+    """One row per known dataset: status (``ok``, ``missing``, ``modified``: its files differ from what was fetched,
+    hashed again whenever a file's size or time changed, or always with ``verify``), path, source, checksum."""
     home = home or data_home()
     rows = []
     for name, ds in DATASETS.items():
@@ -459,8 +511,8 @@ def list_datasets(home: Path | None = None, *, verify: bool = False) -> list[dic
                          "fetched": "", "hint": f"lexprobe data fetch {name}"})
             continue
         status = "ok" if record else "no record"
-        if verify and record:
-            status = "ok" if tree_checksum(root)["sha256"] == record["sha256"] else "changed"
+        if record and (verify or record.get("stamp") != tree_stamp(root)):
+            status = "ok" if tree_checksum(root)["sha256"] == record.get("sha256") else "modified"
         rows.append({"name": name, "status": status, "path": str(ds.entry_path(root)),
                      "source": (record or {}).get("source", ""), "sha256": (record or {}).get("sha256", "")[:16],
                      "files": (record or {}).get("files"), "fetched": (record or {}).get("fetched", ""), "hint": ""})

@@ -39,7 +39,7 @@ def test_fetch_from_folder_records_source_and_checksum(cli, tmp_path):
     record = json.loads((home / "bats" / "FETCH.json").read_text())
     assert record["source"] == source.resolve().as_uri()
     assert record["sha256"] == _expected_digest(source) == _expected_digest(home / "bats" / "BATS_3.0")
-    assert record["files"] == 2 and record["method"] == "hardlink"
+    assert record["files"] == 2 and record["method"] == "copy"
     assert datahome.locate("bats", home) == home / "bats" / "BATS_3.0"
 
     listing = cli("data", "list", "--data-home", home, "--verify", "--format", "json")
@@ -48,7 +48,7 @@ def test_fetch_from_folder_records_source_and_checksum(cli, tmp_path):
 
     (home / "bats" / "BATS_3.0" / "extra.txt").write_text("x")
     rows = {row["name"]: row for row in datahome.list_datasets(home, verify=True)}
-    assert rows["bats"]["status"] == "changed"
+    assert rows["bats"]["status"] == "modified"
 
 
 def test_missing_dataset_names_the_fetch_command(tmp_path):
@@ -149,3 +149,59 @@ def test_similarity_sets_fetch_from_their_released_file_and_are_located(cli, tmp
     assert table.num_rows == pairs and table.schema.metadata[b"dataset"].decode() == name
     paths, info = locate_data(home)
     assert paths[name] == path and info[name]["source"] == released.resolve().as_uri()
+
+
+# ------------------------------------------------------------------------- what fetch trusts
+
+
+@pytest.mark.parametrize("name,file", [("google", "questions-words.txt"), ("wordsim353", "combined.tab"),
+                                       ("rw", "rw.txt")])
+def test_random_bytes_under_a_released_file_name_are_refused(cli, tmp_path, name, file):
+    (tmp_path / file).write_bytes(bytes(range(256)) * 8)
+    r = cli("data", "fetch", name, "--from", tmp_path / file, "--data-home", tmp_path / "data")
+    assert r.code == 2 and r.err.count("\n") == 1 and f"not the {name} dataset as its reader reads it" in r.err, r
+    assert not (tmp_path / "data" / name).exists()
+    assert not [p for p in (tmp_path / "data").iterdir() if ".tmp-" in p.name]
+
+
+def test_a_bats_folder_that_does_not_parse_is_refused(tmp_path):
+    source = _bats_fixture(tmp_path / "src")
+    (source / "1_Inflectional_morphology" / "I03 [verb].txt").write_text("one two three four\n")
+    with pytest.raises(LexprobeError, match=r"not the bats dataset as its reader reads it: .*I03 \[verb\].txt:1: "
+                                            r"expected 'start<TAB>answer1/answer2/...'"):
+        datahome.fetch("bats", source, tmp_path / "data")
+
+
+def test_a_fetched_file_is_a_copy_the_source_s_later_edits_do_not_reach(tmp_path):
+    source = tmp_path / "questions-words.txt"
+    source.write_text(": capital\nAthens Greece Baghdad Iraq\n")
+    home = tmp_path / "data"
+    record = datahome.fetch("google", source, home)
+    fetched = datahome.locate("google", home)
+    assert record["method"] == "copy" and fetched.stat().st_nlink == 1 and not fetched.samefile(source)
+    with open(source, "a") as f:
+        f.write("Paris France Rome Italy\n")
+    assert fetched.read_text().count("\n") == 2
+    assert {r["name"]: r for r in datahome.list_datasets(home)}["google"]["status"] == "ok"
+
+
+def test_data_list_hashes_a_set_again_when_a_file_s_size_or_time_changed(tmp_path):
+    home = tmp_path / "data"
+    datahome.fetch("bats", _bats_fixture(tmp_path / "src"), home)
+    relation = home / "bats" / "BATS_3.0" / "1_Inflectional_morphology" / "I01 [noun - plural_reg].txt"
+    assert {r["name"]: r for r in datahome.list_datasets(home)}["bats"]["status"] == "ok"
+    relation.write_text("cat\tkittens\ndog\tdogs/doggies\n", encoding="utf-8")  # edited in place, no --verify
+    assert {r["name"]: r for r in datahome.list_datasets(home)}["bats"]["status"] == "modified"
+
+
+def test_a_killed_fetch_s_temporary_folder_is_removed_by_the_next_one(tmp_path):
+    home = tmp_path / "data"
+    stale = home / ".google.tmp-0123abcd"
+    (stale / "unpacked").mkdir(parents=True)
+    (stale / "unpacked" / "big.bin").write_bytes(b"x" * 1000)
+    other = home / ".googlex.tmp-0123abcd"  # another name's: left alone
+    other.mkdir()
+    source = tmp_path / "questions-words.txt"
+    source.write_text(": capital\nAthens Greece Baghdad Iraq\n")
+    datahome.fetch("google", source, home)
+    assert not stale.exists() and other.exists()
