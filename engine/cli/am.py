@@ -7,7 +7,7 @@ import json
 
 import click
 
-from .options import INDEX_NAME, K, POSITIVE, SEED, clamp_k, replace_option
+from .options import INDEX_NAME, K, POSITIVE, SEED, clamp_k, engine_option, replace_option
 from .root import Context, bench_group, cli, format_option, index_group
 
 _CORPUS_HELP = ("Corpus as KIND:PATH (repeat for more): text: plain text, one sentence a line (.gz/.bz2/.xz too); "
@@ -26,17 +26,25 @@ _CORPUS_HELP = ("Corpus as KIND:PATH (repeat for more): text: plain text, one se
 @click.option("--keep-case", is_flag=True, help="Do not lowercase the corpus (the authors lowercase).")
 @click.option("--max-sentences", type=POSITIVE, help="Only the first N sentences of each corpus (a quick trial).")
 @replace_option
+@engine_option
 @click.pass_obj
 def index_contexts(obj: Context, corpora, name, word_args, window, cap, seed, keep_case, max_sentences,
-                   replace) -> None:
+                   replace, engine, ray_address) -> None:
     """Collect every word's context windows (+-WINDOW words in its sentence, at most CAP distinct ones a word)
-    into a contexts index, the input of Attentive Mimicking (lexprobe am train)."""
-    from ..kinds.contexts import build_contexts_index
+    into a contexts index, the input of Attentive Mimicking (lexprobe am train). With --engine ray, map tasks
+    over corpus blocks and reduce tasks over word ranges build the same index (the home on a file system every
+    node mounts)."""
     from .insert import read_words
 
+    if engine == "ray":
+        from ..scale.contexts_ray import build_contexts_index_ray as build
+        extra = {"address": ray_address}
+    else:
+        from ..kinds.contexts import build_contexts_index as build
+        extra = {}
     words = read_words(word_args) if word_args else None
-    s = build_contexts_index(name, corpora, home=obj.home, words=words, window=window, cap=cap, seed=seed,
-                             lowercase=not keep_case, max_sentences=max_sentences, replace=replace)
+    s = build(name, corpora, home=obj.home, words=words, window=window, cap=cap, seed=seed,
+              lowercase=not keep_case, max_sentences=max_sentences, replace=replace, **extra)
     click.echo(f"built {s['name']}: {s['windows']} windows of {s['words']} words from {s['sentences']} sentences, "
                f"{s['tokens']} tokens at {s['tokens_per_s']:.0f} tokens/s; {s['seconds']} s in all")
     if s["words_without_windows"]:

@@ -42,6 +42,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..core.errors import LexprobeError
 from ..core.progress import bar
@@ -92,7 +93,8 @@ class WindowSampler:
         self.key = int(seed).to_bytes(8, "little")
         self.vocabulary = set(vocabulary) if vocabulary is not None else None
         self.occurrences: Counter = Counter()
-        self.kept: dict[str, dict[tuple, tuple[int, int]]] = {}  # word -> window -> (priority, position)
+        self.kept: dict[str, dict[tuple, tuple[int, int, int, int]]] = {}  # word -> window -> (priority, position,
+        self.sentences = 0                                                #   sentence number, window start)
         self._heaps: dict[str, list] = {}                         # word -> max-heap of (-priority, window)
         self._eligible: dict[str, bool] = {}
         self.counts = Counter()  # duplicates, over_cap, one_word_sentences
@@ -111,9 +113,10 @@ class WindowSampler:
 
     def add(self, words: Sequence[str]) -> None:
         """Take the windows of one sentence."""
-        n, w, cap = len(words), self.window, self.cap
+        n, w, cap, sentence = len(words), self.window, self.cap, self.sentences
         kept_by_word, heaps, occurrences, wanted = self.kept, self._heaps, self.occurrences, self._wanted
         duplicates = over_cap = 0
+        self.sentences += 1
         for i, word in enumerate(words):
             if not wanted(word):
                 continue
@@ -140,7 +143,7 @@ class WindowSampler:
             else:
                 over_cap += 1
                 continue
-            kept[window] = (rank, i - start)
+            kept[window] = (rank, i - start, sentence, start)
         self.counts["duplicates"] += duplicates
         self.counts["over_cap"] += over_cap
 
@@ -149,7 +152,19 @@ class WindowSampler:
         windows by priority."""
         for word in sorted(self.kept):
             ordered = sorted(self.kept[word].items(), key=lambda item: item[1][0])
-            yield word, self.occurrences[word], [w for w, _ in ordered], [p for _, (_, p) in ordered]
+            yield word, self.occurrences[word], [w for w, _ in ordered], [v[1] for _, v in ordered]
+
+    def references(self) -> pa.Table:
+        """Every kept window as a reference into the sentences given to :meth:`add` (numbered from 0): ``word``,
+        ``priority``, ``sentence``, ``start``, ``stop`` (the window is that sentence's words ``start:stop``) and
+        ``position``; sorted by word, then priority. A sample of windows without their text, for merging the
+        samples of several parts of a corpus (the Ray build)."""
+        rows = [(word, *v, v[3] + len(window)) for word in sorted(self.kept)
+                for window, v in sorted(self.kept[word].items(), key=lambda item: item[1][0])]
+        word, priority, position, sentence, start, stop = zip(*rows) if rows else ((),) * 6
+        return pa.table({"word": pa.array(word, pa.string()), "priority": pa.array(priority, pa.uint64()),
+                         "sentence": pa.array(sentence, pa.int64()), "start": pa.array(start, pa.int32()),
+                         "stop": pa.array(stop, pa.int32()), "position": pa.array(position, pa.int32())})
 
 
 def build_contexts_index(name: str, corpora: str | Sequence[str], *, home: str | Path | None = None,
@@ -213,6 +228,23 @@ def build_contexts_index(name: str, corpora: str | Sequence[str], *, home: str |
             "seconds": round(seconds, 2), **{k: int(v) for k, v in sampler.counts.items()}}
 
 
+def word_spans(tables: Sequence[pa.Table]) -> dict[str, tuple[int, int]]:
+    """The row span of each word in consecutive tables sorted by word (the shards of a contexts index)."""
+    spans: dict[str, tuple[int, int]] = {}
+    offset = 0
+    for table in tables:
+        column = table.column("word").combine_chunks() if table.num_rows else None
+        if column is not None:
+            change = pc.not_equal(column.slice(1), column.slice(0, len(column) - 1))
+            starts = np.r_[0, np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1]
+            stops = np.r_[starts[1:], len(column)]
+            for word, a, b in zip(column.take(pa.array(starts)).to_pylist(), starts.tolist(), stops.tolist()):
+                first = spans.get(word, (offset + a,))[0]  # a word may run on from the shard before
+                spans[word] = (first, offset + b)
+        offset += table.num_rows
+    return spans
+
+
 def _write_rows(writer: StoreWriter, batch: dict[str, list], first_id: int) -> int:
     n = len(batch["word"])
     if n:
@@ -237,12 +269,9 @@ class ContextIndex(IndexView):
 
     @cached_property
     def _spans(self) -> dict[str, tuple[int, int]]:
-        words = self.store.column("word").to_numpy(zero_copy_only=False)
-        if not len(words):
-            return {}
-        starts = np.flatnonzero(np.r_[True, words[1:] != words[:-1]])
-        stops = np.r_[starts[1:], len(words)]
-        return {words[a]: (int(a), int(b)) for a, b in zip(starts, stops)}
+        """word -> (first row, stop row), found shard by shard from the memory-mapped ``word`` column: only the
+        distinct words are held, never the windows nor a Python string per row."""
+        return word_spans(self.store.tables)
 
     @property
     def words(self) -> list[str]:

@@ -14,6 +14,7 @@ failures are handled.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import struct
@@ -70,7 +71,7 @@ def corpus_blocks(corpus: Corpus, block_sentences: int) -> list[tuple[pa.Table, 
     return blocks
 
 
-def _write_arrow(path: Path, table: pa.Table) -> tuple[int, int]:
+def write_arrow(path: Path, table: pa.Table) -> tuple[int, int]:
     """Write ``table`` as one Arrow IPC record batch under a private name, then rename it to ``path`` (a writer
     killed half-way leaves only the private name, never a short ``path``). Returns (bytes, crc32)."""
     part = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -128,30 +129,36 @@ class EncoderWorker:
         schema = token_schema(dim).remove(0)  # no id yet: ids depend on the blocks before
         vectors = vector_array(np.asarray(vectors, np.float32).reshape(-1, dim))
         table = targets.append_column("vector", vectors).select(schema.names).cast(schema)
-        _write_arrow(Path(path), table)
+        write_arrow(Path(path), table)
         return len(table), first_lost, stats
 
 
-def write_shard(folder: str, pieces: list[tuple[int, int, int]], first_id: int, file: str, dim: int) -> dict:
-    """Cut one shard from block files: ``pieces`` are ``(block, start, stop)`` row ranges of the block files in
-    ``folder/blocks``, in row order; row ids run from ``first_id``. Written to ``folder/shards/file`` (private
-    name, then rename); returns its manifest entry (file, rows, bytes, crc32). Runs as a Ray task on any node."""
-    schema = token_schema(dim)
-    parts = []
-    for block, start, stop in pieces:
-        table = read_arrow(block_file(Path(folder) / BLOCK_DIR, block))
-        parts.append(table.slice(start, stop - start))
+def write_shard(folder: str, pieces: list[tuple[str, int, int]], first_id: int, file: str,
+                schema: pa.Schema) -> dict:
+    """Cut one shard from part files: ``pieces`` are ``(path, start, stop)`` row ranges of Arrow files holding
+    every column of ``schema`` but ``id``, in row order; row ids run from ``first_id``. Written to
+    ``folder/shards/file`` (private name, then rename); returns its manifest entry (file, rows, bytes, crc32).
+    Runs as a Ray task on any node."""
+    parts = [read_arrow(path).slice(start, stop - start) for path, start, stop in pieces]
     table = pa.concat_tables(parts) if parts else schema.remove(0).empty_table()
     table = table.add_column(0, "id", pa.array(np.arange(first_id, first_id + len(table), dtype=np.int64)))
     table = table.select(schema.names).cast(schema).combine_chunks()
-    size, crc = _write_arrow(Path(folder) / SHARD_DIR / file, table)
+    size, crc = write_arrow(Path(folder) / SHARD_DIR / file, table)
     return {"file": file, "rows": len(table), "bytes": size, "crc32": crc}
 
 
+def cut_shards(ray, writer: StoreWriter, jobs, path_of) -> list:
+    """Submit the shard tasks of ``ShardCutter`` jobs (``path_of(part)``: the file of part ``part``); returns
+    their object refs."""
+    task = ray.remote(num_cpus=0, max_retries=MAX_RESTARTS)(write_shard)
+    return [task.remote(str(writer.tmp), [(str(path_of(p)), a, b) for p, a, b in pieces], first_id,
+                        f"part-{k:05d}.arrow", writer.schema) for k, pieces, first_id in jobs]
+
+
 class ShardCutter:
-    """Given the row count of each block in block order, the shards of ``shard_rows`` rows (the local build's
-    boundaries) that the blocks seen so far complete: ``add(rows)`` returns ``[(shard, pieces, first_id)]``,
-    ``finish()`` the last partial shard."""
+    """Given the row count of each part (a block, a word range) in order, the shards of ``shard_rows`` rows (the
+    local build's boundaries) that the parts seen so far complete: ``add(rows)`` returns ``[(shard, pieces,
+    first_id)]`` with ``pieces`` ``(part, start, stop)`` row ranges, ``finish()`` the last partial shard."""
 
     def __init__(self, shard_rows: int):
         self.shard_rows, self.rows = shard_rows, 0
@@ -336,19 +343,14 @@ def build_token_index_ray(name: str, model: str = DEFAULT_ENCODER, corpus_spec: 
             folder = writer.tmp / BLOCK_DIR
             folder.mkdir()
             cut = ShardCutter(shard_rows)
-            shard_task = ray.remote(num_cpus=0, max_retries=MAX_RESTARTS)(write_shard)
             shards, stats, first_lost, skipped = [], EncodeStats(), {}, corpus.skipped
-
-            def submit(jobs):
-                shards.extend(shard_task.remote(str(writer.tmp), pieces, first_id, f"part-{k:05d}.arrow", dim)
-                              for k, pieces, first_id in jobs)
-
+            path_of = functools.partial(block_file, folder)
             for _, rows, lost, part in pool.encode(name, blocks, folder):
                 stats.add(part)
                 for reason in part.lost_targets:
                     first_lost.setdefault(reason, lost)
-                submit(cut.add(rows))
-            submit(cut.finish())
+                shards += cut_shards(ray, writer, cut.add(rows), path_of)
+            shards += cut_shards(ray, writer, cut.finish(), path_of)
             writer.shards = get(shards)
             writer.count = cut.rows
             wall = time.perf_counter() - t1
