@@ -3,7 +3,9 @@ embedding, analogy accuracy for each chosen method, the mean offset concentratio
 (PCS) over the dataset's relations, and word similarity (Spearman and Pearson) on each word-similarity set.
 
 Each number is the one the single-embedding command gives: analogy accuracy is ``run analogy``'s ``accuracy``
-(every question of every relation pooled, the usual test: a, a*, b excluded) with its Wilson 95% interval;
+(every question of every relation pooled, the usual test: a, a*, b excluded, or vecto's with ``exclude="vecto"``)
+with its Wilson 95% interval; LRCos's is the mean over ``lrcos_seeds`` seeds of its random negatives with their t
+interval (:func:`~lexprobe.analogies.set_solvers.lrcos_over_seeds`: one seed's accuracy is not a result);
 OCS and PCS are ``query offsets --relation`` per relation (:func:`~lexprobe.analogies.offset_consistency.score_pairs`,
 same shuffles and seed), averaged over the relations with at least 3 pairs in the embedding's vocabulary (no
 interval: the relations are not a sample); word similarity is ``query similarity``
@@ -26,12 +28,12 @@ from ..core.conventions import Result
 from ..core.errors import LexprobeError
 from ..core.intervals import wilson
 from ..core.progress import bar
-from ..kinds.analogy_queries import DEFAULT_EPS
+from ..kinds.analogy_queries import DEFAULT_EPS, LRCOS_SEEDS, method_name
 from ..runs import plots
 from ..runs.run_dir import RunDir
 from ..sources.datasets.analogy_sets import usable_relations
 from .offset_consistency import score_pairs
-from .set_solvers import answer_relations
+from .set_solvers import answer_relations, lrcos_over_seeds
 
 COLUMNS = ("embedding", "measure", "dataset", "value", "low", "high", "n")
 MIN_OFFSET_PAIRS = 3  # OCS and PCS need three pairs (score_pairs)
@@ -51,16 +53,21 @@ class Comparison(Result):
 def embedding_rows(label: str, words, *, dataset: str, methods: Sequence[str] = ("add",),
                    similarity: Sequence[str | Path] = (), answers: str = "first", lowercase: bool = False,
                    restrict_vocab: int | None = None, eps: float = DEFAULT_EPS, n_shuffles: int = 50,
-                   seed: int = 0) -> list[dict]:
+                   seed: int = 0, exclude: str = "inputs", lrcos_seeds: int = LRCOS_SEEDS) -> list[dict]:
     """The rows of one embedding (a words index) for :func:`compare_embeddings`."""
     row = lambda measure, data, value, n, low=None, high=None: {
         "embedding": label, "measure": measure, "dataset": data, "value": float(value), "low": low, "high": high,
         "n": int(n)}
     rows = []
     relations, _ = usable_relations(words, dataset, answers=answers, lowercase=lowercase)
-    for method in methods:
+    for method in map(method_name, methods):
+        if method == "lrcos":
+            spread = lrcos_over_seeds(words, relations, seeds=lrcos_seeds, seed=seed, restrict_vocab=restrict_vocab)
+            rows.append(row(f"analogy lrcos ({lrcos_seeds} seeds)", dataset, spread.mean, spread.questions,
+                            *spread.interval))
+            continue
         table = answer_relations(words, relations, method=method, restrict_vocab=restrict_vocab, eps=eps,
-                                 seed=seed, ranks=False).table
+                                 seed=seed, ranks=False, exclude=exclude).table
         correct = table.column("correct").to_numpy(zero_copy_only=False)
         rows.append(row(f"analogy {method}", dataset, correct.mean(), len(correct), *wilson(int(correct.sum()),
                                                                                              len(correct))))
@@ -82,7 +89,8 @@ def compare_embeddings(embeddings: Sequence[tuple[str, Callable[[], object]]], *
     """Analogy accuracy (each of ``methods``), mean OCS and PCS over ``dataset``'s relations, and word
     similarity on each file of ``similarity``, for every embedding: ``(label, open)`` pairs, ``open()`` giving
     its words index (opened one at a time, in order, under a progress bar). ``options``: ``answers``,
-    ``lowercase``, ``restrict_vocab``, ``eps``, ``n_shuffles``, ``seed`` (:func:`embedding_rows`)."""
+    ``lowercase``, ``restrict_vocab``, ``eps``, ``n_shuffles``, ``seed``, ``exclude``, ``lrcos_seeds``
+    (:func:`embedding_rows`)."""
     labels = [label for label, _ in embeddings]
     if len(set(labels)) != len(labels):
         raise LexprobeError(f"two embeddings share a name: {', '.join(labels)}")

@@ -56,13 +56,12 @@ from scipy.special import expit
 from ..core.errors import LexprobeError
 from ..core.topk import topk_rows
 from ..core.conventions import Result
-from ..kinds.analogy_queries import ALL_METHODS, DEFAULT_EPS, SET_METHODS, check_method, excluded_cells, simany_score
+from ..kinds.analogy_queries import (ALL_METHODS, DEFAULT_EPS, EXCLUSIONS, LRCOS_SEEDS, SET_METHODS, check_method,
+                                     excluded_cells, simany_score)
 from ..sources.datasets.bats import Relation
 from .analogy import Answers, RelationRun, question_rows, run_relations, solve_all
 
 VECTO_METHODS = (*SET_METHODS, "simany")
-EXCLUSIONS = ("inputs", "vecto")  # a, a*, b (lexprobe's usual test); a, every listed answer of a's pair, b (vecto)
-LRCOS_SEEDS = 5        # seeds of LRCos's random negatives a result averages over
 NEGATIVE_REPEATS = 4   # vecto repeats each training start word four times among the negatives
 LRCOS_C = 1.0          # vecto's inverse regularisation strength
 _BLOCK = 32            # questions per block of (questions x vocabulary) scores

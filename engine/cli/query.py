@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from ..kinds.analogy_queries import ALL_METHODS, DEFAULT_EPS, METHODS_HELP, SET_METHODS
+from ..kinds.analogy_queries import ALL_METHODS, DEFAULT_EPS, METHODS_HELP, SET_METHODS, VECTO_NAMES, method_name
 from ..kinds.words import WordIndex
 from .root import Context, format_option, keep_known, model_hint, opened, query_group, skip_unknown_option
 from ..core.errors import LexprobeError
@@ -40,6 +40,19 @@ def query_neighbors(obj: Context, name, words, k, restrict_vocab, include_self, 
     click.echo(render(rows, fmt, ["query", "rank", "word", "score"]))
 
 
+class MethodChoice(click.Choice):
+    """An analogy method by lexprobe's name or vecto's (``3CosAvg``; any case), given on as lexprobe's."""
+
+    def __init__(self):
+        super().__init__(ALL_METHODS + tuple(VECTO_NAMES), case_sensitive=False)
+
+    def convert(self, value, param, ctx):
+        return method_name(super().convert(value, param, ctx))
+
+
+METHOD = MethodChoice()
+
+
 @query_group.command("analogy")
 @click.option("--index", "name", required=True, help="A words index.")
 @click.argument("words", nargs=-1)
@@ -50,7 +63,7 @@ def query_neighbors(obj: Context, name, words, k, restrict_vocab, include_self, 
 @click.option("--case-insensitive", is_flag=True,
               help="Four-column files: match words and answers ignoring case (gensim's default).")
 @skip_unknown_option
-@click.option("--method", type=click.Choice(ALL_METHODS), default="add", show_default=True,
+@click.option("--method", type=METHOD, default="add", show_default=True,
               help=METHODS_HELP + " avg and lrcos need a four-column --questions file (each section a relation: "
                    "every pair's b:? learned from the section's other pairs).")
 @click.option("--honest", is_flag=True, help="Do not exclude a, a* and b from the answers.")

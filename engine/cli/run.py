@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..kinds.analogy_queries import ALL_METHODS, DEFAULT_EPS, METHODS_HELP
+from ..kinds.analogy_queries import DEFAULT_EPS, EXCLUSIONS, LRCOS_SEEDS, METHODS_HELP
+from .query import METHOD
 from .root import Context, paper_command
 from ..sources.datasets.bats import ANSWER_POLICIES
 from ..sources.datasets.google import QUESTION_SOURCES
@@ -67,7 +68,7 @@ def run_all(obj: Context, out, data, seed, stages, quick, list_stages, device, d
 @paper_command("analogy")
 @click.option("--words", "words_index", required=True, help="A words index (e.g. the 400k GloVe).")
 @click.option("--dataset", required=True, help=DATASET_HELP)
-@click.option("--method", type=click.Choice(ALL_METHODS), default="add", show_default=True, help=METHODS_HELP)
+@click.option("--method", type=METHOD, default="add", show_default=True, help=METHODS_HELP)
 @click.option("--answers", type=click.Choice(ANSWER_POLICIES), default="first", show_default=True,
               help="first: only each pair's first answer is correct (the paper); any: any listed answer (vecto).")
 @click.option("--lowercase", is_flag=True, help="Lowercase the dataset's words (e.g. Google's names for GloVe).")
@@ -135,8 +136,14 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
 @click.option("--limit", type=POSITIVE, help="Vector files: keep the first N words (the most frequent first).")
 @click.option("--vocab", type=click.Path(dir_okay=False), help="Vector files: vocabulary of .npy vectors.")
 @click.option("--dataset", default="bats", show_default=True, help=DATASET_HELP + " Default: BATS from the data home.")
-@click.option("--method", "methods", type=click.Choice(ALL_METHODS), multiple=True, default=("add",),
+@click.option("--method", "methods", type=METHOD, multiple=True, default=("add",),
               show_default=True, help="Analogy method(s), repeat for several. " + METHODS_HELP)
+@click.option("--exclude", type=click.Choice(EXCLUSIONS), default="inputs", show_default=True,
+              help="What 3CosAdd leaves out of the answers: inputs (a, a*, b) or vecto (a, every listed answer of "
+                   "a's pair, b: vecto's rule, which it also applies to SimilarToAny).")
+@click.option("--lrcos-seeds", type=POSITIVE, default=LRCOS_SEEDS, show_default=True,
+              help="LRCos: seeds of its random negatives (--seed, --seed + 1, ...); the row is their mean with a t "
+                   "interval (one seed's accuracy is not a result).")
 @click.option("--similarity", "similarity", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="Word-similarity set(s) in their released formats (default: every set of WordSim-353, "
                    "SimLex-999, MEN and the Rare Words found in the data home or ../shared/data, else gensim's "
@@ -153,8 +160,8 @@ def run_analogy(obj: Context, words_index, dataset, method, answers, lowercase, 
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/compare", show_default=True,
               help="Run folder for compare.parquet, compare.md and compare.png.")
 @click.pass_obj
-def run_compare(obj: Context, vectors, limit, vocab, dataset, methods, similarity, answers, lowercase, restrict_vocab,
-                shuffles, seed, out_dir) -> None:
+def run_compare(obj: Context, vectors, limit, vocab, dataset, methods, exclude, lrcos_seeds, similarity, answers,
+                lowercase, restrict_vocab, shuffles, seed, out_dir) -> None:
     """Several embeddings in one table and one figure, as vecto's benchmark runner gives them: analogy
     accuracy per --method (with Wilson 95% intervals), mean OCS and PCS over the dataset's relations, and
     word similarity (Spearman and Pearson, 95% bootstrap intervals) per set. Each value is the one 'run
@@ -175,7 +182,7 @@ def run_compare(obj: Context, vectors, limit, vocab, dataset, methods, similarit
         similarity = [p for p in (datahome.find_or_packaged(name, places) for name in SETS) if p is not None]
     result = compare([embedding(spec) for spec in vectors], out_dir, dataset=dataset, methods=methods,
                      similarity=similarity, answers=answers, lowercase=lowercase, restrict_vocab=restrict_vocab,
-                     n_shuffles=shuffles, seed=seed)
+                     n_shuffles=shuffles, seed=seed, exclude=exclude, lrcos_seeds=lrcos_seeds)
     click.echo(render(result.table.to_pylist(), "table", ["embedding", "measure", "dataset", "value", "low", "high",
                                                            "n"]))
     click.echo(f"wrote {out_dir}")

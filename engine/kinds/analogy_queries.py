@@ -27,6 +27,8 @@ METHODS_HELP = ("add: 3CosAdd; mul: 3CosMul (Levy & Goldberg 2014); pairdir: Pai
 VECTO_NAMES = {"3CosAdd": "add", "LinearOffset": "add", "3CosMul": "mul", "ThreeCosMul": "mul",
                "PairDistance": "pairdir", "SimilarToAny": "simany", "3CosAvg": "avg", "ThreeCosAvg": "avg",
                "LRCos": "lrcos"}
+EXCLUSIONS = ("inputs", "vecto")  # a, a*, b (lexprobe's usual test); a, every listed answer of a's pair, b (vecto)
+LRCOS_SEEDS = 5  # seeds of LRCos's random negatives a result averages over (analogies.set_solvers.lrcos_over_seeds)
 DEFAULT_EPS = 1e-3
 _CHUNK = 64  # questions per block of the element-wise scans
 _SEARCH_BLOCK = 4096  # 3CosAdd questions per search (a step of the progress bar)

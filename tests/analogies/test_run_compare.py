@@ -97,3 +97,25 @@ def test_bad_input_is_one_clear_line(setup, cli, tmp_path):
     twice = cli("--home", home, "run", "compare", "--vectors", "g20k", "--vectors", "g20k", "--dataset",
                 setup["dataset"], "--out", tmp_path / "b")
     assert twice.code != 0 and "share a name" in twice.err
+
+
+def test_vecto_names_exclusion_and_lrcos_seeds(setup, cli, tmp_path):
+    from lexprobe.analogies.set_solvers import answer_relations, lrcos_over_seeds
+    from lexprobe.sources.datasets.analogy_sets import usable_relations
+
+    home = setup["home"]
+    out = tmp_path / "vecto"
+    result = cli("--home", home, "run", "compare", "--vectors", "g20k", "--dataset", setup["dataset"], "--method",
+                 "3CosAdd", "--method", "LRCos", "--exclude", "vecto", "--lrcos-seeds", 2, "--seed", 3,
+                 "--similarity", setup["wordsim"], "--shuffles", 2, "--out", out)
+    assert result.code == 0, result
+    rows = pq.read_table(out / "compare.parquet").to_pylist()
+    words = lexprobe.open_index("g20k", home=home)
+    relations, _ = usable_relations(words, setup["dataset"])
+    vecto = answer_relations(words, relations, method="add", exclude="vecto", ranks=False).table
+    add = _value(rows, "g20k", "analogy add")
+    assert (add["value"], add["n"]) == (np.mean(vecto.column("correct").to_pylist()), vecto.num_rows)
+    spread = lrcos_over_seeds(words, relations, seeds=2, seed=3)
+    lrcos = _value(rows, "g20k", "analogy lrcos (2 seeds)")
+    assert (lrcos["value"], lrcos["low"], lrcos["high"]) == pytest.approx((spread.mean, *spread.interval))
+    assert lrcos["low"] < lrcos["high"] or spread.accuracies[0] == spread.accuracies[1]

@@ -162,6 +162,9 @@ def test_cli_methods(cli, glove_home, shared_data, tmp_path):
     assert (first["section"], first["questions"], first["oov"], first["answered"]) == ("capital-common-countries",
                                                                                         23, 0, 23)
     assert total["section"] == "total" and first["accuracy"] > 0.8
+    vecto = cli("--home", glove_home, "query", "analogy", "--index", "glove", "--questions", path, "--method",
+                "3CosAvg", "--case-insensitive", "--format", "json")  # vecto's name of avg
+    assert vecto.code == 0 and json.loads(vecto.out) == [first, total], vecto
     one = cli("--home", glove_home, "query", "analogy", "--index", "glove", "man", "king", "woman", "--method",
               "simany", "-k", 1, "--format", "json")
     # the word nearest to any input: girl (cosine 0.907 with woman), above prince (0.824 with king)
