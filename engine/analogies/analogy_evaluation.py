@@ -76,3 +76,45 @@ def analogy_test(words, relations: Sequence[Relation], coverage: Sequence[Covera
     decomposition = decompose_relations(words, list(relations), normalize=normalize)
     return AnalogyTest(usual.table, by_relation, by_category, [c.as_row() for c in coverage], honest_table, shares,
                        decomposition, relation_means(decomposition), usual.skipped, seconds)
+
+
+def method_tables(words, relations: Sequence[Relation], methods: Sequence[str], *, lrcos_seeds: Sequence[int] = (0,),
+                  restrict_vocab: int | None = None) -> dict[str, list[pa.Table]]:
+    """The question rows (:func:`~lexprobe.analogies.set_solvers.answer_relations`, inputs excluded, no gold
+    ranks) of every method in ``methods`` over the same relations: method -> tables, one per seed of LRCos's
+    random negatives (``lrcos_seeds``: one run is one draw, not a result), one for the other methods."""
+    out = {}
+    for method in methods:
+        seeds = lrcos_seeds if method == "lrcos" else (0,)
+        out[method] = [answer_relations(words, list(relations), method=method, restrict_vocab=restrict_vocab,
+                                        ranks=False, seed=s).table for s in seeds]
+    return out
+
+
+def relation_accuracy(tables: Sequence[pa.Table]) -> dict[str, float]:
+    """Accuracy per relation (share of its questions answered with an accepted word), averaged over ``tables``
+    (the seeds of one method)."""
+    per = []
+    for table in tables:
+        rel = np.asarray(table.column("relation").to_pylist(), dtype=object)
+        correct = table.column("correct").to_numpy(zero_copy_only=False)
+        per.append({name: float(correct[rel == name].mean()) for name in dict.fromkeys(rel)})
+    return {name: float(np.mean([p[name] for p in per])) for name in per[0]}
+
+
+def accuracy_intervals(tables: dict[str, Sequence[pa.Table]]) -> list[dict]:
+    """Accuracy per method and broad category (then ``all``) with the Wilson 95% interval of the share of its
+    questions (a method with several seeds: the mean share over seeds, its interval over one seed's questions)."""
+    from ..core.intervals import wilson
+
+    rows = []
+    for method, runs in tables.items():
+        cat = np.concatenate([np.asarray(t.column("category").to_pylist(), dtype=object) for t in runs])
+        correct = np.concatenate([t.column("correct").to_numpy(zero_copy_only=False) for t in runs])
+        for name in [*dict.fromkeys(cat), "all"]:
+            m = (cat == name) if name != "all" else np.ones(len(cat), dtype=bool)
+            n, share = int(m.sum()) // len(runs), float(correct[m].mean())
+            low, high = wilson(round(share * n), n)
+            rows.append({"method": method, "category": name, "seeds": len(runs), "questions": n,
+                         "accuracy": share, "low": low, "high": high})
+    return rows

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..core.seeds import rng_for
 from ..sources.datasets.bats import Relation
 from ..core.vector_index import unit_rows
 from ..kinds.words import WordIndex
@@ -96,23 +97,56 @@ def relation_means(table: pa.Table) -> list[dict]:
     return rows
 
 
-def figure1_claims(means: list[dict]) -> list[dict]:
-    """The paper's three claims on Figure 1 (section 3), each counted over the relations of ``means``
-    (:func:`relation_means`): (1) the within-pair term is positive and larger than the start-offset term;
-    (2) the offset term is positive ("always"); (3) the offset term is smaller than the within-pair term
-    ("almost always"). One row per claim: how many relations hold it and the exceptions with their values."""
-    code = lambda r: r["relation"].split()[0]
-    claims = [
-        ("within-pair positive and larger than start-offset", "within > 0 and within > start_offset",
-         lambda r: r["within"] > 0 and r["within"] > r["start_offset"], ("within", "start_offset")),
-        ("offset term positive", "offset > 0", lambda r: r["offset"] > 0, ("offset",)),
-        ("offset term smaller than within-pair", "offset < within", lambda r: r["offset"] < r["within"],
-         ("offset", "within")),
-    ]
+def pair_set_terms(vectors: np.ndarray, start_ids: np.ndarray, end_ids: np.ndarray) -> dict[str, float]:
+    """The mean of every term of :func:`decompose` over all ordered pairs of pairs (i != j) of one set of word
+    pairs given as row ids of ``vectors`` (raw vectors): a relation's Figure 1 terms from an offsets index."""
+    n = len(start_ids)
+    ii, jj = np.nonzero(~np.eye(n, dtype=bool))
+    s, e = np.asarray(start_ids), np.asarray(end_ids)
+    terms = decompose(vectors[s[ii]], vectors[e[ii]], vectors[s[jj]], vectors[e[jj]])
+    return {name: float(values.mean()) for name, values in terms.items()}
+
+
+def resampled_means(sums: np.ndarray, counts: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Means over the tuples of resampled pairs: ``sums[i, j]`` / ``counts[i, j]`` are the sum and number of
+    tuples whose (a, a*) is pair i and (b, b*) pair j; ``draws`` (resamples, n) how often each pair was drawn.
+    A tuple (i, j) counts ``draws[i] * draws[j]`` times (i != j: a tuple never pairs a pair with itself)."""
+    num = np.einsum("ri,ij,rj->r", draws, sums, draws)
+    den = np.einsum("ri,ij,rj->r", draws, counts, draws)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return num / den
+
+
+def relation_intervals(table: pa.Table, columns: dict[str, np.ndarray] | None = None, *, resamples: int = 1000,
+                       seed: int = 0, level: float = 0.95) -> list[dict]:
+    """Per relation of a :func:`decompose_relations` table: the mean of each term over its tuples and a
+    percentile bootstrap interval (95% by default) that resamples the relation's pairs, not its tuples: every
+    pair takes part in about 2n tuples, so tuples are not independent and a tuple bootstrap would be too narrow.
+    A resample draws n pairs with replacement and averages the tuples both of whose pairs were drawn.
+
+    ``columns`` (name -> one value per row of ``table``, e.g. a difference of terms) are used instead of the
+    table's term columns. Rows ``relation, category, pairs, tuples`` and ``<name>``, ``<name>_low``,
+    ``<name>_high`` per column; a relation's seed is (``seed``, its name)."""
+    if columns is None:
+        columns = {c: table.column(c).to_numpy() for c in ("score",) + TERMS + REFERENCE + ("delta_sim",) + DELTA}
+    rel = np.asarray(table.column("relation").to_pylist(), dtype=object)
+    cat = table.column("category").to_pylist()
+    a = np.asarray(table.column("a").to_pylist(), dtype=object)
+    b = np.asarray(table.column("b").to_pylist(), dtype=object)
+    bounds = [(1 - level) / 2, (1 + level) / 2]
     rows = []
-    for claim, criterion, holds, shown in claims:
-        misses = [r for r in means if not holds(r)]
-        rows.append({"claim": claim, "criterion": criterion, "holding": len(means) - len(misses),
-                     "relations": len(means),
-                     "exceptions": ", ".join(f"{code(r)} " + "/".join(f"{r[c]:+.4f}" for c in shown) for r in misses)})
+    for name in dict.fromkeys(rel):
+        m = np.flatnonzero(rel == name)
+        keys, idx = np.unique(np.concatenate([a[m], b[m]]), return_inverse=True)
+        i, j, n = idx[: len(m)], idx[len(m):], len(keys)
+        counts = np.zeros((n, n))
+        np.add.at(counts, (i, j), 1.0)
+        draws = rng_for(seed, "decomposition-bootstrap", name).multinomial(n, np.full(n, 1 / n), size=resamples)
+        row = {"relation": name, "category": cat[m[0]], "pairs": n, "tuples": len(m)}
+        for col, values in columns.items():
+            sums = np.zeros((n, n))
+            np.add.at(sums, (i, j), np.asarray(values, dtype=np.float64)[m])
+            low, high = np.nanquantile(resampled_means(sums, counts, draws.astype(np.float64)), bounds)
+            row.update({col: float(sums.sum() / counts.sum()), f"{col}_low": float(low), f"{col}_high": float(high)})
+        rows.append(row)
     return rows

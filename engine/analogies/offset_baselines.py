@@ -178,6 +178,7 @@ class Table1:
     """Table 1 and Figure 5 computed: every scored set, the two tables, and the random sets to store."""
 
     results: list[dict]                   # one row per scored set: a real relation, or a random set's replicate
+                                          # (positive_share: of its sim(O) above 0, the real relations only)
     by_category: list[dict]               # Table 1: by broad category and overall (:func:`summarise`)
     by_relation: list[dict]               # per relation: BATS beside every random set, mean over replicates
     similarities: dict[str, np.ndarray]   # broad category -> sim(O) of its true offsets (Figure 5)
@@ -208,7 +209,8 @@ def table1(words: WordIndex, index: OffsetIndex, relations: Sequence[PairSet], p
         pcs, _, sims = pcs_from_units(true_unit, real_shuffles[rel.relation])
         similarities.setdefault(rel.category, []).append(sims)
         results.append({"set": "bats", "replicate": -1, "relation": rel.relation, "category": rel.category,
-                        "partner": "", "n_pairs": len(rel), "ocs": float(ocs(true_unit)), "pcs": pcs})
+                        "partner": "", "n_pairs": len(rel), "ocs": float(ocs(true_unit)), "pcs": pcs,
+                        "positive_share": float((sims > 0).mean())})
         progress.update()
     earlier = index.select(kind=list(KINDS))
     kinds_stored = set(zip(earlier.kind.tolist(), earlier.seed.tolist(), earlier.replicate.tolist()))
@@ -220,7 +222,8 @@ def table1(words: WordIndex, index: OffsetIndex, relations: Sequence[PairSet], p
                 o, p = score_against(raw, ps, real_shuffles[ps.relation]) if kind == "permuted" else \
                     score_set(raw, ps, n_shuffles, rng_for(seed, kind, rep, ps.relation, SHUFFLED))
                 results.append({"set": kind, "replicate": rep, "relation": ps.relation, "category": ps.category,
-                                "partner": ps.partner, "n_pairs": len(ps), "ocs": o, "pcs": p})
+                                "partner": ps.partner, "n_pairs": len(ps), "ocs": o, "pcs": p,
+                                "positive_share": float("nan")})
                 progress.update()
             if (kind, seed, rep) not in kinds_stored:
                 to_store.append(_set_rows_table(words, kind, rep, seed, sets))

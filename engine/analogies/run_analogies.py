@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from .analogy_evaluation import AnalogyTest, analogy_test
 from ..kinds.analogy_queries import DEFAULT_EPS
 from ..core.conventions import old_order
@@ -142,7 +144,7 @@ def run_table1(words_name: str, dataset: str, *, home: str | Path | None = None,
     it does not hold yet for this seed are appended to it (kinds ``shuffled``, ``permuted``, ...). Writes
     table1.{md,parquet}, table1_rule.* (the paper's half-IQR rule per category and random set,
     :func:`~lexprobe.analogies.offset_baselines.chance_rows`), table1_relations.*, sets.parquet, the Figure 5 PNG
-    and summary.json; returns the summary with the tables as lists of rows.
+    and summary.json; returns the summary with the tables as lists of rows (``sets``: one row per scored set).
     """
     from .offset_baselines import KINDS, chance_rows, random_pool, scored_relations, table1
     from .offset_consistency import SHUFFLED, missing_shuffles
@@ -188,7 +190,7 @@ def run_table1(words_name: str, dataset: str, *, home: str | Path | None = None,
         plots.histograms(run.file("figure5_offset_similarities.png"), t1.similarities, bins=60,
                          title=f"Pairwise similarities of true offsets ({words_name})", xlabel="o_i . o_j")
         run.write_json("summary.json", summary)
-    summary["table1_relations"] = t1.by_relation
+    summary["table1_relations"], summary["sets"] = t1.by_relation, t1.results
     return summary
 
 
@@ -289,11 +291,18 @@ def add_word_similarity(section: Section, run_dir: RunDir, index, settings) -> N
                                 "the human similarity scores, per set"))
 
 
+LRCOS_SEEDS = 3  # seeds of LRCos's random negatives in the main job (one draw is not a result)
+METHOD_NAMES = {"add": "3CosAdd", "mul": "3CosMul", "pairdir": "PairDirection", "avg": "3CosAvg", "lrcos": "LRCos"}
+
+
 def analogy_stage(run_dir: RunDir, settings) -> Section:
     """3CosAdd over every BATS tuple with the honest test, and the score decomposition (Figures 1, 2, 8) on
-    the raw GloVe vectors (:func:`run_analogy`). ``--quick``: the first 12 pairs of each relation."""
-    from .analogy_claims import figure1
-    from .decomposition import figure1_claims
+    the raw GloVe vectors (:func:`run_analogy`); 3CosMul and PairDirection over the same tuples, vecto's 3CosAvg
+    and LRCos (:data:`LRCOS_SEEDS` seeds) over the same relations. ``--quick``: the first 12 pairs of each
+    relation, LRCos with 2 seeds."""
+    from .analogy_claims import decomposition_columns, drozd_findings, figure1, figure2, figure8, pairdirection_fails
+    from .analogy_evaluation import accuracy_intervals, method_tables, relation_accuracy
+    from .decomposition import relation_intervals
     from ..kinds.words import WordIndex
     from ..sources.datasets.analogy_sets import usable_relations
 
@@ -310,17 +319,46 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
                         f"{len(relations)} relations); pairs dropped as out of vocabulary: "
                         f"{sum(c.dropped for c in coverage)}; identity pairs (a = a*) dropped: "
                         f"{sum(c.identity for c in coverage)} (the coverage table counts both per relation).")
-    section.tables.append(Table("3CosAdd accuracy by broad category (a, a*, b excluded)", run.test.by_category))
     picks = {k: shares[k] for k in ("b", "a_star", "a", "gold", "other")}
     add_honest_test(section, "What the honest test (nothing excluded) returns on BATS", picks, shares["questions"],
                     dataset="BATS")
-    claims = figure1_claims(means)
-    section.findings.append(figure1(claims, section=section.key))
-    section.tables.append(Table("Figure 1's three claims, each counted over the relations", claims))
+    intervals = relation_intervals(run.test.decomposition, decomposition_columns(run.test.decomposition),
+                                   seed=settings.seed)
+    run_dir.write_table("decomposition_intervals", intervals, markdown=False)
+    section.findings += figure1(intervals, section=section.key)
+    section.findings.append(figure8(intervals, section=section.key, seed=settings.seed))
+    section.findings += figure2(intervals, section=section.key, seed=settings.seed)
+
+    seeds = [settings.seed + k for k in range(2 if settings.quick else LRCOS_SEEDS)]
+    tables = {"add": [run.test.questions],
+              **method_tables(words, relations, ("mul", "pairdir", "avg", "lrcos"), lrcos_seeds=seeds)}
+    accuracy = accuracy_intervals(tables)
+    run_dir.write_table("method_accuracy", accuracy)
+    categories = {r["relation"]: r["category"] for r in run.test.by_relation}
+    section.findings.append(pairdirection_fails(run.test.questions, tables["pairdir"][0], section=section.key,
+                                                seed=settings.seed))
+    section.findings += drozd_findings({m: relation_accuracy(tables[m]) for m in ("add", "avg", "lrcos")},
+                                       categories, lrcos_seeds=seeds, section=section.key, seed=settings.seed)
+    lrcos_runs = [relation_accuracy([t]) for t in tables["lrcos"]]
+    section.text.append("LRCos accuracy per seed of its random negatives: " + ", ".join(
+        f"seed {s}: {np.mean(list(r.values())):.4f}" for s, r in zip(seeds, lrcos_runs)) + " (mean over relations).")
+    section.tables.append(Table("Accuracy per method and broad category (inputs excluded; Wilson 95% intervals; "
+                                "3CosAdd, 3CosMul and PairDirection answer every tuple, 3CosAvg and LRCos one "
+                                "question per pair, learned from the relation's other pairs)",
+                                [{**r, "method": METHOD_NAMES[r["method"]]} for r in accuracy]))
+    cats = list(dict.fromkeys(r["category"] for r in accuracy))
+    plots.bar_chart(run_dir.file("method_accuracy.png"), cats,
+                    {METHOD_NAMES[m]: [next(r["accuracy"] for r in accuracy if r["method"] == m and r["category"] == c)
+                                       for c in cats] for m in tables},
+                    title="BATS accuracy per method, packaged GloVe 50d", ylabel="accuracy", unit_y=True)
+    section.images.append(Image("method_accuracy.png", "Accuracy of the five solvers per broad category"))
     section.tables.append(Table(
         "Score decomposition: mean terms per relation (Figure 1), reference (Figure 8) and Delta_sim (Figure 2)",
         means, ["relation", "category", "tuples", "score", "within", "offset", "start_offset", "ref_within",
                 "ref_offset", "delta_sim", "delta_norm", "delta_offset", "delta_b_ob"]))
+    section.tables.append(Table("Figure 1's terms per relation with pair-bootstrap 95% intervals", intervals,
+                                ["relation", "pairs", "within", "within_low", "within_high", "offset", "offset_low",
+                                 "offset_high", "within_minus_offset_low", "within_minus_offset_high"]))
     section.tables.append(Table("3CosAdd accuracy per relation", run.test.by_relation))
     captions = {"decomposition_score.png": "Figure 1: the three terms of the analogy score, mean per relation",
                 "decomposition_reference.png": "Figure 8: the reference decomposition (b* = b + o_a)",
@@ -328,15 +366,21 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
     section.images += [Image(p.name, captions.get(p.name, p.stem)) for p in run.plots]
     section.settings = {"words": "glove (raw vectors for the decomposition)", "dataset": spec,
                         "answers": "first listed (the paper)", "vocabulary": "all 400000 words",
-                        "pairs per relation": "first 12" if settings.quick else "all"}
+                        "pairs per relation": "first 12" if settings.quick else "all",
+                        "methods": ", ".join(METHOD_NAMES[m] for m in tables), "LRCos seeds": seeds,
+                        "bootstrap": f"2000 resamples over relations, 1000 over a relation's pairs, seed "
+                                     f"{settings.seed}"}
     return section
 
 
 def offsets_stage(run_dir: RunDir, settings) -> Section:
     """Table 1 and Figure 5 (:func:`run_table1`) over the GloVe word index and BATS."""
-    from .analogy_claims import table1_ocs, table1_pcs
+    from .analogy_claims import figure5, table1_findings, within_pcs
+    from .decomposition import pair_set_terms
+    from .offset_baselines import scored_relations
     from ..core.store import open_index
-    from ..kinds.offsets import build_offset_index
+    from ..kinds.offsets import OffsetIndex, build_offset_index
+    from ..kinds.words import WordIndex
 
     glove_word_index(settings.home)
     spec = f"bats:{settings.data['bats']}"
@@ -354,8 +398,13 @@ def offsets_stage(run_dir: RunDir, settings) -> Section:
     section.text.append("Offsets index `glove-bats-offsets` " + ("reused." if built["reused"] else
                         f"built ({built['reason']}).") + f" {summary['relations']} relations; skipped: "
                         f"{', '.join(summary['skipped_relations']) or 'none'}.")
-    section.findings += [table1_pcs(summary["table1"], summary["table1_rule"], section=section.key),
-                         table1_ocs(summary["table1"], section=section.key)]
+    sets, key = summary["sets"], section.key
+    raw = WordIndex.open("glove", home=settings.home).raw
+    true_pairs, _ = scored_relations(OffsetIndex.open("glove-bats-offsets", home=settings.home).select(kind="true"))
+    within_term = {r.relation: pair_set_terms(raw, r.start_ids, r.end_ids)["within"] for r in true_pairs}
+    section.findings += table1_findings(sets, section=key, seed=settings.seed)
+    section.findings += [figure5(sets, section=key, seed=settings.seed),
+                         within_pcs(within_term, sets, section=key, seed=settings.seed)]
     section.tables.append(Table(
         "Table 1: OCS and PCS of BATS and of the random analogy sets (by broad category)", summary["table1"]))
     section.tables.append(Table("OCS of the random sets (all relations)",

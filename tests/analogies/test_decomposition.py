@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lexprobe.analogies.decomposition import (DELTA, REFERENCE, TERMS, decompose, decompose_relations, figure1_claims,
+from lexprobe.analogies.decomposition import (DELTA, REFERENCE, TERMS, decompose, decompose_relations,
                                             relation_means)
 from lexprobe.kinds.words import WordIndex
 from lexprobe.analogies.run_analogies import plot_decomposition
@@ -57,16 +57,7 @@ def test_terms_sum_to_score_on_every_tuple(glove_home, shared_data, normalize, t
     assert all(p.stat().st_size > 1000 for p in paths)
 
 
-def test_figure1_claims_counted_separately_by_hand():
-    means = [{"relation": "I01 [a]", "within": 0.7, "offset": 0.1, "start_offset": -0.1},
-             {"relation": "D01 [b]", "within": 0.2, "offset": 0.4, "start_offset": -0.3},
-             {"relation": "L10 [c]", "within": 0.5, "offset": -0.0008, "start_offset": 0.6}]
-    claims = figure1_claims(means)
-    assert [(c["holding"], c["relations"]) for c in claims] == [(2, 3), (2, 3), (2, 3)]
-    assert [c["exceptions"] for c in claims] == ["L10 +0.5000/+0.6000", "L10 -0.0008", "D01 +0.4000/+0.2000"]
-
-
-# --- The analogy score's decomposition on a hand-made 2-d vocabulary and Figure 1's claims at their boundaries ---
+# --- The analogy score's decomposition on a hand-made 2-d vocabulary ---
 
 @pytest.fixture(scope="module")
 def words(tmp_path_factory):
@@ -95,13 +86,3 @@ def test_two_pair_relation_by_hand(words):
     unit = decompose_relations(words, [rel], normalize=True).to_pylist()[0]
     assert unit["delta_norm"] == pytest.approx(0.0, abs=1e-6)  # unit vectors: no norm term
     assert decompose_relations(words, [one]).num_rows == 0
-
-
-def test_figure1_claims_at_their_boundaries():
-    means = [{"relation": "A [eq]", "within": 0.3, "offset": 0.3, "start_offset": 0.1},   # offset == within
-             {"relation": "B [zero]", "within": 0.0, "offset": 0.0, "start_offset": -0.5},  # both zero
-             {"relation": "C [neg]", "within": -0.2, "offset": 0.1, "start_offset": -0.4}]  # within < 0
-    claims = figure1_claims(means)
-    assert [c["holding"] for c in claims] == [1, 2, 0]
-    assert [c["exceptions"] for c in claims] == ["B +0.0000/-0.5000, C -0.2000/-0.4000", "B +0.0000",
-                                                 "A +0.3000/+0.3000, B +0.0000/+0.0000, C +0.1000/-0.2000"]
