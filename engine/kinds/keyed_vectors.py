@@ -537,6 +537,7 @@ def evaluate_word_analogies(index, analogies: str | Path, restrict_vocab: int | 
                             case_insensitive: bool = True, dummy4unknown: bool = False,
                             similarity_function: str = "most_similar") -> AnalogyEvaluation:
     """gensim's ``evaluate_word_analogies`` (:meth:`~.words.WordIndex.evaluate_word_analogies` documents it)."""
+    from ..sources.datahome import dataset_path
     from ..sources.datasets.google import read_questions
     from .section_scores import score_sections
 
@@ -544,7 +545,7 @@ def evaluate_word_analogies(index, analogies: str | Path, restrict_vocab: int | 
         raise LexprobeError(f"evaluate_word_analogies: similarity_function={similarity_function!r} is not offered "
                             "(3CosAdd, gensim's 'most_similar', is); 3CosMul per section: lexprobe query analogy "
                             "--questions FILE --method mul")
-    scores = score_sections(index, read_questions(analogies), restrict_vocab=restrict_vocab,
+    scores = score_sections(index, read_questions(dataset_path(analogies)), restrict_vocab=restrict_vocab,
                             case_insensitive=case_insensitive)
     sections: list[dict] = []  # gensim's: a new entry at every change of section
     for section, words, asked, correct in zip(scores.sections, scores.words, scores.asked, scores.correct):

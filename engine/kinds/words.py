@@ -453,7 +453,7 @@ class WordIndex(KeyedVectorsAPI, vindex.SearchableView):
         from ..sources.datasets.word_pairs import read_word_pairs
         from .section_scores import folded_vocab
 
-        table = pairs if isinstance(pairs, pa.Table) else read_word_pairs(pairs)
+        table = pairs if isinstance(pairs, pa.Table) else read_word_pairs(dataset_path(pairs))
         dataset = (table.schema.metadata or {}).get(b"dataset", b"pairs").decode()
         fold = str.upper if case_insensitive else (lambda w: w)
         vocab = folded_vocab(self, restrict_vocab, case_insensitive)

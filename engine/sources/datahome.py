@@ -216,6 +216,21 @@ def named_spec(name: str) -> str:
     return f"{kind}:{hit[0] / sub if sub else hit[0]}"
 
 
+def dataset_path(path: str | os.PathLike) -> Path:
+    """A dataset's path as given, or, when that does not exist and is relative, the first place it exists under:
+    the checkout (paths written from the repository root, ``../shared/data/...``), then the data home and
+    ``../shared/data`` (a path within them, ``BATS_3.0/...``). A notebook in another folder reads the same
+    dataset as the CLI run from the checkout. Unchanged when no place has it (the reader names it)."""
+    given = Path(path).expanduser()
+    if given.exists() or given.is_absolute():
+        return given
+    checkout = Path(__file__).resolve().parents[2]
+    for base in (checkout, data_home(), shared_data()):
+        if (base / given).exists():
+            return (base / given).resolve()
+    return given
+
+
 def resolve_path(spec: str) -> Path | None:
     """The file or folder a dataset spec reads (``KIND:PATH``, a plain path, or a dataset name), or None."""
     kind, sep, rest = spec.partition(":")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from ...core.errors import LexprobeError
-from ..datahome import named_spec
+from ..datahome import dataset_path, named_spec
 from .bats import Coverage, Relation, apply_vocab, read_bats
 from .google import read_google
 
@@ -13,14 +13,15 @@ DATASET_KINDS = ("bats", "google")
 
 
 def split_spec(spec: str) -> tuple[str, str]:
-    """``(kind, path)`` of a spec; a bare ``bats`` or ``google`` is that dataset in the data home; a spec of
+    """``(kind, path)`` of a spec; a bare ``bats`` or ``google`` is that dataset in the data home; a relative path
+    missing from the working folder is looked up in the data places (:func:`..datahome.dataset_path`); a spec of
     no known kind is a clear error."""
     if spec in DATASET_KINDS:
         spec = named_spec(spec)
     kind, sep, path = spec.partition(":")
     if not sep or kind not in DATASET_KINDS or not path:
         raise LexprobeError(f"bad dataset {spec!r}: use bats:PATH, google:PATH, or bats / google from the data home")
-    return kind, path
+    return kind, str(dataset_path(path))
 
 
 def read_dataset(spec: str, *, answers: str = "first", lowercase: bool = False,
