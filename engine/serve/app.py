@@ -4,13 +4,18 @@ Flask gives the routing, the JSON responses and an in-process test client; waitr
 multi-threaded WSGI server, so the endpoints (synchronous numpy, FAISS and torch calls that release the GIL) run
 side by side. Every answer that is not the page or a CSV file (``format=csv``: an answer's table) is JSON: a
 result (``/api/openapi.json``: the OpenAPI document of them all), or ``{"error": "one clear message"}`` with
-status 400 (bad input, or a Host that is not the server's), 404 (no such index, word, dataset, relation or
-endpoint), 405 (not a GET) or 500 (an index that fails its checks, or a bug; the traceback goes to the server's
-log, never to the client). No message holds an absolute path.
+status 400 (bad input, or a Host that is not the server's), 403 (a cross-site request), 404 (no such index, word,
+dataset, relation or endpoint), 405 (not a GET), 503 with ``Retry-After`` (every t-SNE/UMAP slot taken:
+:data:`.projection.GATE`) or 500 (an index that fails its checks, or a bug; the traceback goes to the server's
+log, never to the client). No message holds an absolute path. A CSV cell that a spreadsheet would run as a formula
+(starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is written after a single quote, as OWASP
+advises against CSV injection.
 
 The server answers only requests addressed to it: the ``Host`` header must name it (``127.0.0.1``,
 ``localhost``, ``[::1]``, the ``--host`` it listens on, or an ``--allow-host`` name) with its port. A web page on
-another site whose name an attacker points at 127.0.0.1 (DNS rebinding) sends its own name, and is refused.
+another site whose name an attacker points at 127.0.0.1 (DNS rebinding) sends its own name, and is refused. A
+request a browser marks as sent from another site (``Sec-Fetch-Site: cross-site``), or whose ``Origin`` is not this
+server, is refused too (403): any web page the user visits could otherwise keep the threads busy.
 Connections idle for ``idle_timeout`` seconds are closed, so idle clients cannot hold every connection.
 """
 
@@ -32,6 +37,7 @@ from . import IDLE_TIMEOUT
 from ..core.version import __version__
 from .api import ENDPOINT, BadRequest, Endpoint, Service, choice, openapi, table_rows
 from .opened import NotFound
+from .projection import Busy
 
 STATIC = Path(__file__).parent / "static"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -84,6 +90,12 @@ def create_app(home, *, data_places=None, models=None, hosts: set[str] | None = 
             where = f"{sorted(names)[0]}:{own_port}" if own_port else sorted(names)[0]
             return jsonify(error=f"this server answers requests for its own address only (Host "
                                  f"{_one_line(header)[:80]!r} is not it; use http://{where}/)"), 400
+        origin = request.headers.get("Origin")
+        if request.headers.get("Sec-Fetch-Site", "").strip().lower() == "cross-site" or \
+                (origin is not None and not _origin_ok(origin, names, own_port)):
+            return jsonify(error="this server answers its own page only, not requests sent from another site "
+                                 f"(Origin {_one_line(origin or '')[:80]!r}, Sec-Fetch-Site "
+                                 f"{_one_line(request.headers.get('Sec-Fetch-Site', ''))[:20]!r})"), 403
         return None
 
     @app.get("/")
@@ -109,6 +121,8 @@ def create_app(home, *, data_places=None, models=None, hosts: set[str] | None = 
 
     @app.errorhandler(LexprobeError)
     def lexprobe_error(exc: LexprobeError):
+        if isinstance(exc, Busy):
+            return jsonify(error=_one_line(str(exc))), 503, {"Retry-After": str(exc.retry_after)}
         if isinstance(exc, NotFound):
             status = 404
         elif isinstance(exc, CorruptIndexError):
@@ -147,17 +161,27 @@ def csv_response(endpoint: Endpoint, answer: dict) -> Response:
                     headers={"Content-Disposition": f'attachment; filename="{name}.csv"'})
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
+
+
 def csv_value(value) -> str:
-    """A JSON value as a CSV cell: null empty, booleans true/false, numbers as JSON writes them."""
+    """A JSON value as a CSV cell: null empty, booleans true/false, numbers as JSON writes them; a text starting
+    as a formula would (:data:`FORMULA_STARTS`) after a single quote, so a spreadsheet shows it and runs nothing."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return "'" + value if value.startswith(FORMULA_STARTS) else value
     return json.dumps(value)
 
 
 def _one_line(message: str) -> str:
     return " ".join(message.split())
+
+
+def _origin_ok(origin: str, names: set[str], port: int | None) -> bool:
+    """Whether an ``Origin`` header (``scheme://host[:port]``) is this server (``null`` and other schemes are not)."""
+    scheme, sep, rest = origin.strip().partition("://")
+    return bool(sep) and scheme.lower() in ("http", "https") and "/" not in rest and _host_ok(rest, names, port)
 
 
 def make_server(home, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, threads: int = 8, data_places=None,

@@ -1,5 +1,5 @@
-"""A bounded load test over HTTP: a fixed number of GET requests from a few concurrent clients on loopback,
-with every latency kept (no sampling), for ``lexprobe bench serve`` and the tests; and the first requests of a new
+"""A bounded load test over HTTP: a fixed number of GET requests from a few concurrent clients on loopback (each
+asking again after ``Retry-After`` when the server is busy), with every latency kept (no sampling), for ``lexprobe bench serve`` and the tests; and the first requests of a new
 server with and without its warm-up (:func:`start_bench`)."""
 
 from __future__ import annotations
@@ -15,16 +15,24 @@ import numpy as np
 
 
 def _get(url: str, timeout: float) -> tuple[int, float]:
+    """(status, seconds) of one GET, as a polite client makes it: a 503 with ``Retry-After`` (the server's
+    projection pool is full) is asked again after that wait, within ``timeout`` in all; the seconds include the
+    waits."""
     t0 = time.perf_counter()
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            response.read()
-            status = response.status
-    except urllib.error.HTTPError as exc:
-        status = exc.code
-    except (urllib.error.URLError, OSError):
-        status = 0  # no answer at all
-    return status, time.perf_counter() - t0
+    while True:
+        retry = None
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                response.read()
+                status = response.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+            retry = exc.headers.get("Retry-After") if status == 503 else None
+        except (urllib.error.URLError, OSError):
+            status = 0  # no answer at all
+        if retry is None or not retry.isdigit() or time.perf_counter() - t0 + int(retry) > timeout:
+            return status, time.perf_counter() - t0
+        time.sleep(int(retry))
 
 
 def latency_row(label: str, seconds: Sequence[float], statuses: Sequence[int]) -> dict:

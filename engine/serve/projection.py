@@ -21,15 +21,23 @@ scikit-learn and umap-learn are imported inside the functions: the server starts
 UMAP request pays their import. umap-learn's numba functions are compiled in each process (seconds, tens of seconds
 on a busy machine): ``lexprobe serve`` runs :func:`warm_up` on a background thread once it answers, so that the
 first UMAP request seldom waits for them. :data:`MAX_POINTS` is the largest set each method projects in one request.
+
+t-SNE and UMAP take seconds; they run in a small bounded pool of their own (:data:`GATE`: :data:`SLOW_SLOTS` at
+once, :data:`SLOW_WAITING` more waiting for a slot, fewer than the server's 8 threads together), and a request
+beyond it is refused at once (:class:`Busy`: a 503 with ``Retry-After``), so that cheap requests always find a
+thread free however many clients ask for projections.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import warnings
 
 import numpy as np
 
+from ..core.errors import LexprobeError
 from ..core.vector_index import unit_rows
 
 METHODS = ("pca", "tsne", "umap")
@@ -38,6 +46,42 @@ MIN_POINTS = {"pca": 2, "tsne": 2, "umap": 3}        # UMAP's neighbour graph ne
 PERPLEXITY = 30.0    # scikit-learn's default
 N_NEIGHBORS = 15     # umap-learn's default
 SPECTRAL_MIN = 4     # UMAP's spectral start needs more than n_components + 1 points
+SLOW = ("tsne", "umap")
+SLOW_SLOTS, SLOW_WAITING = 2, 4  # projections running at once, and waiting: 6 of the server's 8 threads at most
+RETRY_AFTER = 2  # seconds a refused projection is asked to wait (about a t-SNE of a few hundred points)
+
+
+class Busy(LexprobeError):
+    """Every slot of the projection pool and every waiting place is taken: the server answers 503, Retry-After."""
+
+    retry_after = RETRY_AFTER
+
+
+class Gate:
+    """A bounded pool of ``slots`` running at once and ``waiting`` more queued for a slot; one more is :class:`Busy`."""
+
+    def __init__(self, slots: int, waiting: int):
+        self.slots, self.most = slots, slots + waiting
+        self._running = threading.BoundedSemaphore(slots)
+        self._lock = threading.Lock()
+        self.inside = 0
+
+    @contextlib.contextmanager
+    def enter(self):
+        with self._lock:
+            if self.inside >= self.most:
+                raise Busy(f"the server is busy with {self.inside} t-SNE and UMAP projections ({self.slots} "
+                           f"at a time, {self.most - self.slots} waiting); retry in {RETRY_AFTER} s, or use pca")
+            self.inside += 1
+        try:
+            with self._running:
+                yield
+        finally:
+            with self._lock:
+                self.inside -= 1
+
+
+GATE = Gate(SLOW_SLOTS, SLOW_WAITING)
 
 
 def pca(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -89,16 +133,15 @@ def umap(matrix: np.ndarray, seed: int = 0, n_neighbors: int = N_NEIGHBORS) -> t
 
 def project(matrix: np.ndarray, method: str, seed: int = 0, *, perplexity: float = PERPLEXITY,
             n_neighbors: int = N_NEIGHBORS) -> tuple[np.ndarray, str, list[float]]:
-    """``(coordinates, library, explained)`` of one method (``explained``: PCA's variance shares, else [])."""
+    """``(coordinates, library, explained)`` of one method (``explained``: PCA's variance shares, else []); t-SNE and
+    UMAP in the bounded pool (:data:`GATE`; beyond it :class:`Busy`)."""
     if method == "pca":
         coords, explained = pca(matrix)
         return coords, f"numpy {np.__version__} PCA", [float(e) for e in explained]
-    if method == "tsne":
-        coords, library = tsne(matrix, seed, perplexity)
-    elif method == "umap":
-        coords, library = umap(matrix, seed, n_neighbors)
-    else:
+    if method not in SLOW:
         raise ValueError(f"unknown projection method {method!r} (choose from {', '.join(METHODS)})")
+    with GATE.enter():
+        coords, library = tsne(matrix, seed, perplexity) if method == "tsne" else umap(matrix, seed, n_neighbors)
     return coords, library, []
 
 

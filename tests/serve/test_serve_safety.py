@@ -268,3 +268,101 @@ def test_different_models_load_one_at_a_time_and_each_once():
     for t in threads:
         t.join()
     assert state["most"] == 1 and sorted(state["loads"]) == ["encoder", "mlm"]
+
+
+# ------------------------------------------------------------------------------- CSV cells, other sites
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_start_with_a_quote(tmp_path):
+    import csv
+    import io
+
+    from lexprobe.kinds.words import build_word_index
+
+    words, _ = ch.write_glove(tmp_path / "v.txt", 30, 4, 2)
+    formulas = ['=HYPERLINK("http://x","y")', "+1+2", "-2+3", "@SUM(A1)", "plain-word"]
+    with open(tmp_path / "v.txt", "a", encoding="utf-8") as f:
+        for i, word in enumerate(formulas):
+            f.write(f"{word} {1 + i * 0.01:.2f} 0.5 0.5 0.5\n")
+    build_word_index("f", str(tmp_path / "v.txt"), home=tmp_path / "home")
+    client = create_app(tmp_path / "home", models=()).test_client()
+    response = client.get("/api/neighbors?index=f&word=plain-word&k=40&format=csv")
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    cells = {row["word"] for row in rows}
+    assert {"'=HYPERLINK(\"http://x\",\"y\")", "'+1+2", "'-2+3", "'@SUM(A1)"} <= cells
+    assert not [c for c in cells if c[:1] in "=+-@\t\r"]
+    assert any(row["score"].startswith("-") for row in rows)  # numbers are not texts: written as they are
+    from lexprobe.serve.app import csv_value
+
+    assert [csv_value(v) for v in ("\tx", "\rx", "x=1", -0.5, None, True)] == ["'\tx", "'\rx", "x=1", "-0.5", "",
+                                                                                  "true"]
+
+
+@pytest.mark.parametrize("headers,status", [
+    ({"Sec-Fetch-Site": "cross-site"}, 403),
+    ({"Origin": "http://evil.example"}, 403),
+    ({"Origin": "null"}, 403),
+    ({"Origin": "http://127.0.0.1.evil.example"}, 403),
+    ({"Sec-Fetch-Site": "same-origin"}, 200),
+    ({"Sec-Fetch-Site": "none"}, 200),
+    ({}, 200),
+])
+def test_requests_from_another_site_are_refused(small_home, headers, status):
+    with Running(small_home) as url:
+        address = url.removeprefix("http://")
+        own = {"Origin": url} if status == 200 and not headers else {}
+        connection = http.client.HTTPConnection(*address.rsplit(":", 1), timeout=60)
+        try:
+            connection.request("GET", "/api/neighbors?index=w&word=word0", headers={**headers, **own})
+            response = connection.getresponse()
+            body = json.loads(response.read())
+        finally:
+            connection.close()
+    assert response.status == status, body
+    if status == 403:
+        assert "another site" in body["error"]
+
+
+# ---------------------------------------------------------------------- projections in their own pool
+
+
+def test_projections_beyond_their_pool_are_503_and_a_neighbours_request_still_answers(small_home):
+    """16 clients ask for t-SNE of 200 words at once: the pool runs two, queues four and refuses the others at
+    once (503, Retry-After); a neighbours request sent meanwhile is answered (bounded: 17 requests, 120 s each)."""
+    import threading
+    import time
+    import urllib.error
+    import urllib.request
+
+    from lexprobe.serve.projection import GATE, SLOW_SLOTS, SLOW_WAITING
+
+    words = ",".join(f"word{i}" if i % 2 == 0 else f"w1_{i}" for i in range(200))
+    results: list[tuple[int, str | None]] = []
+
+    def project(url: str) -> None:
+        try:
+            with urllib.request.urlopen(f"{url}/api/projection?index=w&view=words&method=tsne&words={words}",
+                                        timeout=120) as response:
+                results.append((response.status, None))
+        except urllib.error.HTTPError as exc:
+            results.append((exc.code, exc.headers.get("Retry-After")))
+
+    with Running(small_home, threads=8) as url:
+        clients = [threading.Thread(target=project, args=(url,)) for _ in range(16)]
+        for client in clients:
+            client.start()
+        deadline = time.monotonic() + 60
+        while GATE.inside < SLOW_SLOTS + SLOW_WAITING and time.monotonic() < deadline:
+            time.sleep(0.05)
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(f"{url}/api/neighbors?index=w&word=word0&k=5", timeout=120) as response:
+            assert response.status == 200 and len(json.loads(response.read())["rows"]) == 5
+        waited = time.perf_counter() - t0
+        for client in clients:
+            client.join(timeout=120)
+    statuses = sorted(s for s, _ in results)
+    assert len(statuses) == 16 and set(statuses) == {200, 503}
+    assert statuses.count(200) >= SLOW_SLOTS + SLOW_WAITING
+    assert all(retry == "2" for s, retry in results if s == 503)
+    assert waited < 10, waited  # a hang guard, not a benchmark: without the pool it waited for a t-SNE thread
