@@ -271,24 +271,23 @@ def _over_relations(rows: Sequence[dict], values, name: str, *, seed: int) -> Ev
     return _evidence(name, mean_interval(values, seed=seed, strata=strata), len(rows))
 
 
-def _count_below(rows, values, bounds_low, bounds_high, name: str) -> tuple[Evidence, Evidence]:
-    below = sum(h < 0 for h in bounds_high)
-    above = sum(lo > 0 for lo in bounds_low)
-    return (Evidence(f"relations with {name} < 0", int(below), n=len(rows)),
-            Evidence(f"relations with {name} > 0", int(above), n=len(rows)))
+def _signs(rows: Sequence[dict], column: str, name: str) -> tuple[Evidence, Evidence]:
+    """How many relations have ``column``'s interval wholly below 0, and wholly above."""
+    return (Evidence(f"relations with {name} < 0", sum(r[f"{column}_high"] < 0 for r in rows), n=len(rows)),
+            Evidence(f"relations with {name} > 0", sum(r[f"{column}_low"] > 0 for r in rows), n=len(rows)))
 
 
 def figure8(rows: Sequence[dict], *, section: str, seed: int) -> Finding:
     """Figure 8: with b* = b + o_a, the within-pair and offset terms are similar. Judged as an equivalence of the
-    mean over relations of (within - offset) with 0, the tolerance the between-relation interquartile range of
-    the two terms (how much either varies between relations)."""
+    mean over relations of (within - offset) with 0, the tolerance the two terms' between-relation interquartile
+    range (the mean of their IQRs over relations: how much either varies between relations)."""
     diff = np.array([r["ref_within"] - r["ref_offset"] for r in rows])
-    spread = float(np.subtract(*np.percentile([r[c] for r in rows for c in ("ref_within", "ref_offset")],
-                                              [75, 25])))
+    spread = float(np.mean([np.subtract(*np.percentile([r[c] for r in rows], [75, 25]))
+                            for c in ("ref_within", "ref_offset")]))
     e = _over_relations(rows, diff, "reference within - offset", seed=seed)
     text = (f"mean over relations of (within-pair - offset) with b* = b + o_a, bootstrap interval over relations, "
-            f"lies within one between-relation interquartile range of the two terms ({number(spread)}) of 0: "
-            f"\"similar values\" means a gap no larger than the terms' own spread across relations")
+            f"lies within one between-relation interquartile range of the terms (mean of the two, {number(spread)}) "
+            f"of 0: \"similar values\" means a gap no larger than the terms' own spread across relations")
     return _finding("fig8", "Figure 8: with b* = b + o_a, within-pair and offset terms similar",
                     Criterion(text, lambda ev: within(ev[0], 0.0, spread)),
                     (e, Evidence("reference within (mean)", float(np.mean([r["ref_within"] for r in rows]))),
@@ -307,8 +306,7 @@ def figure2(rows: Sequence[dict], *, section: str, seed: int) -> list[Finding]:
               "relations, below 0: the input b is \"typically\" predicted when b* scores below b, so the typical "
               "relation's Delta_sim must be negative"),
         (_over_relations(rows, delta, "Delta_sim", seed=seed),
-         *_count_below(rows, delta, [r["delta_sim_low"] for r in rows], [r["delta_sim_high"] for r in rows],
-                       "Delta_sim")), section=section))
+         *_signs(rows, "delta_sim", "Delta_sim")), section=section))
     norm = np.abs([r["delta_norm"] for r in rows])
     others = np.minimum(np.abs([r["delta_offset"] for r in rows]), np.abs([r["delta_b_ob"] for r in rows]))
     out.append(_finding(

@@ -27,7 +27,8 @@ from ..runs.run_dir import RunDir
 GLOVE = "glove-6b-50d"
 TITLES = {
     "glove-analogy": "GloVe word index, neighbours, word similarity and 3CosAdd on the Google analogy set",
-    "analogy": "BATS analogy test and score decomposition (Figures 1, 2, 8)",
+    "analogy": "BATS analogy test (3CosAdd, 3CosMul, PairDirection, 3CosAvg, LRCos) and score decomposition "
+               "(Figures 1, 2, 8)",
     "offsets": "Offset concentration and pairing consistency vs random sets (Table 1, Figure 5)",
 }
 NEIGHBOR_WORDS = ("king", "frog", "paris", "computer")
