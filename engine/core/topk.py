@@ -22,13 +22,19 @@ of every word that reaches it. That path is also the reference the pruned one is
 (per query) and the restriction to the first N rows are exact in both paths.
 
 The kernels are compiled by numba (:mod:`lexprobe.core.topk_kernels`, kept on disk between processes). Loading
-them still costs seconds, so a process's first few single queries take the full scan in BLAS and numpy instead
-(:func:`ranking_scores` reproduces the kernel's arithmetic bit for bit): the same answers, without waiting for
-compiled code a one-query process never amortises.
+them still costs seconds (tens with an empty compiled-code folder), so a process does not wait for them: its first
+few single queries take the full scan in BLAS and numpy (:func:`ranking_scores` reproduces the kernel's arithmetic
+bit for bit), and a batch of up to :data:`_BLAS_QUERIES` queries asked before the kernels are ready starts loading
+them in a background thread and is answered meanwhile by the same sample threshold in BLAS, every word reaching
+it ranked exactly in numpy (:meth:`TopK._sampled_in_numpy`): the same answers as the kernels, in about the time
+of one BLAS product, so a notebook's first ``neighbors`` returns as soon as gensim's first ``most_similar`` would;
+later batches find the kernels loaded. Larger batches load them first (they amortise it); :func:`load_kernels`
+loads them now (a server before its first request).
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +49,10 @@ _SERIAL_MAX = 4       # at most this many queries: scores by the ranking's kerne
 # multiply-adds of a searcher's few-query scans done in BLAS and numpy while this process has not loaded the
 # kernels (seconds, even from the disk cache; a whole numba compile without it): about what loading them costs
 _UNCOMPILED_WORK = 1 << 31
+_BLAS_QUERIES = 1000  # at most this many queries are answered in BLAS while the kernels load in the background
+_ready = threading.Event()  # the kernels are loaded (load_kernels ran to its end) in this process
+_loader: list[threading.Thread] = []  # the background loader, once started
+_loader_lock = threading.Lock()
 
 
 def topk_rows(R: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -77,6 +87,42 @@ def _kernels():
     from . import topk_kernels as kernels
 
     return kernels.rank, kernels.dots, kernels.kth_best, kernels.narrow
+
+
+def load_kernels() -> None:
+    """Compile the kernels, or load them from the compiled-code folder, for every signature the searches use (a
+    small seeded search through each path: the sample's and the few-query scores, the k-th best, the int8 scan,
+    the narrowing and the ranking), then mark them ready; at once when they are."""
+    if _ready.is_set():
+        return
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((33_000, 8)).astype(np.float32)  # above the full scan's 32768 rows: the pruned path
+    searcher = TopK(V)
+    for m, k in ((1, 10), (_SERIAL_MAX + 1, 10), (_SERIAL_MAX + 1, 40)):  # few-query scores; BLAS; k > 32
+        Q = V[:m].copy()
+        excl = np.arange(m, dtype=np.int64)[:, None]
+        searcher._pruned(Q, V, k, _sorted_exclusions(excl, len(V)), 32)
+        exact_topk(Q, V[:1000], k, excl)
+    _ready.set()
+
+
+def _load_in_background() -> None:
+    """Start :func:`load_kernels` in a daemon thread, once per process."""
+    with _loader_lock:
+        if _loader or _ready.is_set():
+            return
+        thread = threading.Thread(target=load_kernels, name="lexprobe-kernels", daemon=True)
+        _loader.append(thread)
+        thread.start()
+
+
+def _slack(Q: np.ndarray, V: np.ndarray, max_norm: float) -> np.ndarray:
+    """Per query, the float32 rounding allowed between a BLAS product and the ranking's: each is within
+    gamma_d |q| |v| of the exact product, whatever the summation order; the fixed term is kept as a floor for tiny
+    norms."""
+    qn = np.linalg.norm(Q, axis=1)
+    gamma = V.shape[1] * 2.0 ** -24 / (1 - V.shape[1] * 2.0 ** -24)
+    return 1e-5 * (qn + 1) + 2 * gamma * qn * max_norm
 
 
 def _sorted_exclusions(excl: np.ndarray, n: int) -> np.ndarray:
@@ -210,12 +256,18 @@ class TopK:
             D, I = np.full((m, max(k, 0)), -np.inf, np.float32), np.full((m, max(k, 0)), -1, np.int64)
         else:
             step = 32 if k <= 16 else 16 if k <= 64 else 8
-            if m <= _SERIAL_MAX and not _kernels.cache_info().currsize and self._uncompiled < _UNCOMPILED_WORK:
-                self._uncompiled += m * n * V.shape[1]
+            small = n < max(32768, 16 * step * k)  # the full scan costs less than the pruned path
+            if not _ready.is_set() and m <= _SERIAL_MAX and self._uncompiled < _UNCOMPILED_WORK:
+                self._uncompiled += m * n * V.shape[1]  # a one-query process never loads the kernels
                 D, I = exact_topk(Q, V, k, excl, compiled=False)
-            elif n < max(32768, 16 * step * k):  # the full scan costs less
+            elif not _ready.is_set() and m <= _BLAS_QUERIES:
+                _load_in_background()
+                D, I = exact_topk(Q, V, k, excl, compiled=False) if small else \
+                    self._sampled_in_numpy(Q, V, k, _sorted_exclusions(excl, n), step)
+            elif small:
                 D, I = exact_topk(Q, V, k, excl)
             else:
+                load_kernels()  # a large batch amortises the wait (a no-op once loaded)
                 D, I = self._pruned(Q, V, k, _sorted_exclusions(excl, n), step)
         if self.ids is not None:
             I = np.where(I >= 0, self.ids[np.maximum(I, 0)], -1)
@@ -236,11 +288,7 @@ class TopK:
         m, n = len(Q), len(V)
         cap = 4 * k * step + 1024  # kept words per query beyond which the full scan is cheaper
         sample = self._sample(step, n)
-        # float32 rounding between the sample's product (BLAS) and the ranking's: each is within gamma_d |q| |v| of
-        # the exact product, whatever the summation order; the fixed term is kept as a floor for tiny norms
-        qn = np.linalg.norm(Q, axis=1)
-        gamma = V.shape[1] * 2.0 ** -24 / (1 - V.shape[1] * 2.0 ** -24)
-        slack = 1e-5 * (qn + 1) + 2 * gamma * qn * self.max_norm
+        slack = _slack(Q, V, self.max_norm)
         rows = self._int8_rows()
         D = np.full((m, k), -np.inf, dtype=np.float32)
         I = np.full((m, k), -1, dtype=np.int64)
@@ -274,4 +322,40 @@ class TopK:
         fallback = np.concatenate(fallback)
         if len(fallback):
             D[fallback], I[fallback] = exact_topk(Q[fallback], V, k, excl[fallback])
+        return D, I
+
+    def _sampled_in_numpy(self, Q, V, k, excl, step):
+        """The pruned path without compiled code: each query's threshold ``tau`` is the k-th best allowed score of
+        the strided sample (BLAS), every word whose BLAS score reaches ``tau`` less the rounding slack is kept, and
+        those are ranked exactly (:func:`_ranked_in_numpy`: the kernel's floats and order), so the answers are the
+        kernels'. A query without k allowed sample words or keeping too many words: the full scan in numpy."""
+        m, n = len(Q), len(V)
+        cap = 4 * k * step + 1024
+        sample = self._sample(step, n)
+        slack = _slack(Q, V, self.max_norm)
+        D = np.full((m, k), -np.inf, dtype=np.float32)
+        I = np.full((m, k), -1, dtype=np.int64)
+        for a in range(0, m, _EXACT_BLOCK):
+            q, ex = Q[a:a + _EXACT_BLOCK], excl[a:a + _EXACT_BLOCK]
+            at = np.repeat(np.arange(len(q)), ex.shape[1])
+            cols = ex.reshape(-1)
+            S = q @ sample.T
+            hit = (cols >= 0) & (cols % step == 0)
+            S[at[hit], cols[hit] // step] = -np.inf
+            tau = np.partition(S, S.shape[1] - k, axis=1)[:, -k] if S.shape[1] >= k else \
+                np.full(len(q), -np.inf, np.float32)
+            R = q @ V.T
+            R[at[cols >= 0], cols[cols >= 0]] = -np.inf
+            keep = R >= (tau - slack[a:a + len(q)])[:, None]
+            counts = keep.sum(axis=1)
+            lost = ~np.isfinite(tau) | (counts > cap)
+            keep[lost] = False
+            counts[lost] = 0
+            cand = np.zeros((len(q), max(1, counts.max(initial=0))), dtype=np.int64)
+            r, c = np.nonzero(keep)
+            cand[r, np.arange(len(r)) - np.repeat(np.cumsum(counts) - counts, counts)] = c
+            D[a:a + len(q)], I[a:a + len(q)] = _ranked_in_numpy(q, V, cand, counts, ex, k)
+            if lost.any():
+                rows = np.flatnonzero(lost)
+                D[a + rows], I[a + rows] = exact_topk(q[rows], V, k, ex[rows], compiled=False)
         return D, I

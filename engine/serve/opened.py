@@ -135,6 +135,7 @@ def warm_kernels() -> dict:
     from ..core import vector_index as vindex
 
     t0 = time.perf_counter()
+    topk.load_kernels()  # now, not in a background thread while the first requests are answered in BLAS
     unit = vindex.unit_rows(np.random.default_rng(0).standard_normal((WARM_ROWS, 8)).astype(np.float32))[0]
     ids = np.arange(WARM_ROWS, dtype=np.int64)
     params = vindex.IndexParams()

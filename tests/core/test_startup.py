@@ -58,12 +58,37 @@ def test_first_single_query_needs_no_compiled_code_and_matches_the_kernels(tmp_p
         searcher = TopK(V)
         first = searcher.search(V[5:6], 10, exclude=np.array([[5]]))
         without = "numba" not in sys.modules
-        searcher.search(V[:8], 10)  # a batch: the compiled kernels
+        batch = searcher.search(V[:300], 10, exclude=np.arange(300)[:, None])  # BLAS, the kernels loading meanwhile
+        from lexprobe.core import topk
+        loading = bool(topk._loader) and topk._loader[0].is_alive()
+        topk._loader[0].join()
         again = TopK(V).search(V[5:6], 10, exclude=np.array([[5]]))  # kernels loaded: the pruned path
-        print(json.dumps({"without": without, "with": "numba" in sys.modules,
-                          "same": bool((first[0] == again[0]).all() and (first[1] == again[1]).all())}))
+        compiled = TopK(V).search(V[:300], 10, exclude=np.arange(300)[:, None])
+        print(json.dumps({"without": without, "loading": loading, "with": topk._ready.is_set(),
+                          "same": bool((first[0] == again[0]).all() and (first[1] == again[1]).all()),
+                          "batch": bool((batch[0] == compiled[0]).all() and (batch[1] == compiled[1]).all())}))
         """, {"LEXPROBE_CACHE": str(tmp_path / "compiled")})
-    assert json.loads(out) == {"without": True, "with": True, "same": True}
+    assert json.loads(out) == {"without": True, "loading": True, "with": True, "same": True, "batch": True}
+
+
+@pytest.mark.parametrize("k", [1, 10, 40])
+def test_batches_in_numpy_answer_as_the_kernels(k):
+    """The path a batch takes while the kernels load: the same floats and words as the compiled pruned path,
+    exclusions and equal rows included (an independent reference: the full scan's ranking)."""
+    rng = np.random.default_rng(k)
+    V = rng.standard_normal((40000, 16)).astype(np.float32)
+    V /= np.linalg.norm(V, axis=1, keepdims=True)  # unit rows: a row's best match is itself or its copies
+    V[1000:1005] = V[3]  # equal rows: ties broken by column
+    Q = np.concatenate([V[[3, 8]], rng.standard_normal((40, 16)).astype(np.float32), np.zeros((1, 16), np.float32)])
+    excl = np.full((len(Q), 2), -1, np.int64)
+    excl[0] = [3, 1002]
+    searcher = topk.TopK(V)
+    step = 32 if k <= 16 else 16
+    D1, I1 = searcher._sampled_in_numpy(Q, V, k, topk._sorted_exclusions(excl, len(V)), step)
+    D2, I2 = topk.exact_topk(Q, V, k, excl)
+    np.testing.assert_array_equal(I1, I2)
+    np.testing.assert_array_equal(D1, D2)
+    assert 3 not in I1[0] and 1002 not in I1[0] and I1[0, 0] == 1000
 
 
 def test_numba_cache_found_by_the_next_process(tmp_path):
