@@ -102,3 +102,26 @@ def test_ocs_is_the_mean_pairwise_cosine_and_does_not_depend_on_the_pairs_order(
     shuffled = _shuffled_similarities(X, starts[order], ends[order], got)
     aucs = [np.mean([(t > s) + 0.5 * (t == s) for t in true for s in row]) for row in shuffled]
     assert got.pcs == pytest.approx(np.mean(aucs), abs=1e-12)
+
+
+@PROPERTY
+@given(labels=st.lists(st.sampled_from(["E01 a", "D02 b", "L03 c"]), min_size=1, max_size=12),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_relation_means_are_each_relations_arithmetic_mean_in_table_order(labels, seed):
+    """Figure 1's bars: the mean of every term over a relation's tuples (numpy's mean over the rows of each
+    relation), relations in the order they first appear; a term's mean does not depend on the rows' order."""
+    import pyarrow as pa
+
+    from lexprobe.analogies.decomposition import DELTA, REFERENCE, TERMS, relation_means
+
+    names = ("score",) + TERMS + REFERENCE + ("delta_sim",) + DELTA
+    rng = np.random.default_rng(seed)
+    values = {c: rng.normal(size=len(labels)) for c in names}
+    table = pa.table({"relation": labels, "category": [x[0] for x in labels], **values})
+    got = relation_means(table)
+    assert [r["relation"] for r in got] == list(dict.fromkeys(labels))
+    for row in got:
+        mask = np.array(labels) == row["relation"]
+        assert row["tuples"] == mask.sum() and row["category"] == row["relation"][0]
+        for c in names:
+            assert row[c] == pytest.approx(np.mean(values[c][mask]), abs=1e-12)

@@ -181,10 +181,10 @@ def test_correlation_bootstrap_ends_by_hand_from_its_resamples():
 def test_mrr_interval_and_bucket_gap_ends_by_hand_from_their_resamples():
     """One generator per call: mrr_interval draws its cells in sorted (relation, bucket) order; bucket_gap draws
     the high bucket's cells, then the low bucket's, from the same generator."""
-    rows = [{"strategy": "s", "id": i, "relation": rel, "bucket": b, "rr": rr} for i, (rel, b, rr) in enumerate([
-        ("b", "rare", 1.0), ("b", "rare", 0.0), ("b", "rare", 0.5), ("a", "rare", 0.25), ("a", "rare", 1.0),
-        ("a", "frequent", 0.1), ("a", "frequent", 0.2), ("a", "frequent", 1.0), ("a", "frequent", 0.0),
-        ("b", "frequent", 0.5), ("b", "frequent", 1.0)])]
+    sizes = {("a", "rare"): 6, ("b", "rare"): 7, ("a", "frequent"): 8, ("b", "frequent"): 5}
+    rr = iter(np.random.default_rng(21).random(sum(sizes.values())))  # distinct values: no plateau at the ends
+    rows = [{"strategy": "s", "id": i, "relation": rel, "bucket": b, "rr": float(next(rr))}
+            for i, (rel, b) in enumerate(c for c, size in sizes.items() for _ in range(size))]
     population = {("a", "rare"): 4, ("b", "rare"): 9, ("a", "frequent"): 7, ("b", "frequent"): 2}
     cells = {c: np.array([r["rr"] for r in rows if (r["relation"], r["bucket"]) == c]) for c in population}
     R, seed = 211, 9
@@ -203,12 +203,13 @@ def test_mrr_interval_and_bucket_gap_ends_by_hand_from_their_resamples():
     gap = [h - l for h, l in zip(high, low)]
     g = bucket_gap(rows, "s", "frequent", "rare", population=population, resamples=R, seed=seed)
     assert (g["low"], g["high"]) == pytest.approx((percentile(gap, 0.025), percentile(gap, 0.975)), abs=1e-12)
-    # without a population every cell weighs its number of entries (2 and 3 of 5), not 1 each
+    # without a population every cell weighs its number of entries (6 and 7 of 13), not 1 each
     rng = np.random.default_rng(seed)
-    ia, ib = rng.integers(0, 2, size=(R, 2)), rng.integers(0, 3, size=(R, 3))
-    plain = [(2 * cells[("a", "rare")][ia[r]].mean() + 3 * cells[("b", "rare")][ib[r]].mean()) / 5 for r in range(R)]
+    ia, ib = rng.integers(0, 6, size=(R, 6)), rng.integers(0, 7, size=(R, 7))
+    a, b = cells[("a", "rare")], cells[("b", "rare")]
+    plain = [(6 * a[ia[r]].mean() + 7 * b[ib[r]].mean()) / 13 for r in range(R)]
     got = mrr_interval(rows, "s", bucket="rare", resamples=R, seed=seed)
-    assert got[0] == pytest.approx((1.25 + 1.5) / 5, abs=1e-12)
+    assert got[0] == pytest.approx((a.sum() + b.sum()) / 13, abs=1e-12)
     assert got[1:] == pytest.approx((percentile(plain, 0.025), percentile(plain, 0.975)), abs=1e-12)
 
 
@@ -291,7 +292,8 @@ def test_relation_intervals_ends_by_hand_from_their_draws():
 
     from lexprobe.analogies.decomposition import relation_intervals
 
-    values = {"r": [0.0, 1.0, 0.5, 2.0], "s": [1.0, -1.0, 0.25]}
+    rng = np.random.default_rng(22)
+    values = {"r": rng.normal(size=9).tolist(), "s": rng.normal(size=9).tolist()}  # distinct: no plateaus
     table = pa.Table.from_pylist(_tuples("r", values["r"]) + _tuples("s", values["s"]))
     R, seed = 199, 6
     rows = relation_intervals(table, {"score": table.column("score").to_numpy()}, resamples=R, seed=seed)
