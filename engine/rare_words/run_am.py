@@ -32,6 +32,7 @@ batched OTA speed (``benchmarks/ota-smollm2.md``), which the report prints besid
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -275,7 +276,7 @@ def smollm2_cost(index, *, iterations: int, model: str = "smollm2") -> dict:
 
 def _training_rows(case: str, summaries: dict) -> list[dict]:
     return [{"targets": case, "model": key, "preset": s["preset"], "attention": s["attention"], "epochs": s["epochs"],
-             "words": s["words"], f"words below smin": s["below_smin"],
+             "words": s["words"], "words below smin": s["below_smin"],
              "share below smin": s["below_smin"] / max(s["words"], 1), "smin": s["smin"],
              "instances per epoch": float(np.mean(s["instances"])) if s["instances"] else math.nan,
              "loss first epoch": s["losses"][0], "loss last epoch": s["losses"][-1],
@@ -302,6 +303,13 @@ def am_stage(run_dir: RunDir, settings) -> Section:
     mode = STAGE["quick" if settings.quick else "full"]
     home, seed = settings.home, settings.seed
     stage = run_dir.path.parent / "wnlampro" / MODEL
+    clock, seconds = time.perf_counter(), {}
+
+    def lap(phase: str) -> None:
+        nonlocal clock
+        seconds[phase] = round(time.perf_counter() - clock, 1)
+        clock = time.perf_counter()
+
     with torch_threads(1):
         built = ensure_contexts(home, corpus_specs(settings.data), seed=seed)
         index = ContextIndex.open(CONTEXTS_INDEX, home=home)
@@ -311,13 +319,16 @@ def am_stage(run_dir: RunDir, settings) -> Section:
         every = wnlampro_entries(stage, seed=seed)
         every = build_wnlampro(MODEL, seed=seed, home=home) if every is None else every
         rare = rarity_entries(every, data, targets, limit=mode["rarity_limit"], seed=seed)
+        lap("contexts, targets, WNLaMPro")
         models, trained, recovery, gaps = train_case(
             home, index, data, targets, AM_MODELS, epochs=mode["epochs"], recovery_words=mode["recovery_words"],
             seed=seed, also_held=tuple(sorted({e.keyword.lower() for e in rare})))
+        lap(f"{MODEL}: training and recovery")
         glove = index_targets(WordIndex.open(STATIC_INDEX, home=home))
         _, static_trained, static, static_gaps = train_case(
             home, index, data, glove, STATIC_MODELS, epochs=mode["glove_epochs"],
             recovery_words=mode["glove_words"], seed=seed)
+        lap("GloVe: training and recovery")
         lm = load_lm(MODEL, device=settings.device, dtype=settings.dtype)
         providers = {s: AMVectors(models[s], index=index, max_contexts=mode["max_contexts"])
                      for s in ("am", "am-context")}
@@ -326,8 +337,11 @@ def am_stage(run_dir: RunDir, settings) -> Section:
         result = probe_stage(lm, every, providers, limit=mode["limit"], ota_iterations=mode["ota_iterations"],
                              seed=seed, earlier=wnlampro_rows(stage, limit=mode["limit"], seed=seed,
                                                               dtype=settings.dtype))
+        lap("WNLaMPro probing")
         rarity_rows = probe_rarity(lm, rare, models, index, seed=seed)
+        lap("simulated rarity")
         smollm2 = smollm2_cost(index, iterations=mode["target_ota"])
+        lap("SmolLM2's cost")
     probe_gaps = probe_differences(result, seed=seed)
     shares = context_shares(result.rows, providers)
     rarity_gaps = rarity_differences(rarity_rows, seed=seed) if rarity_rows else []
@@ -362,9 +376,9 @@ def am_stage(run_dir: RunDir, settings) -> Section:
                                                    "keywords": len({e.keyword for e in rare}),
                                                    "multi-token keywords": len({r["keyword"] for r in rarity_rows
                                                                                 if r["multi_token"]})},
-                                        "smollm2": smollm2})
+                                        "smollm2": smollm2, "seconds": seconds})
     section = Section("am", TITLE, "rare-words")
-    am_s = trained["am"]
+    am_s, amc = trained["am"], trained["am-context"]
     section.text.append(
         f"AM mimics {MODEL}'s input embeddings: {targets.provenance['tokens']} whole-word tokens plus OTA vectors "
         f"of {targets.provenance['ota_words']} multi-token words with 8+ windows ({mode['target_ota']} iterations); "
@@ -374,8 +388,8 @@ def am_stage(run_dir: RunDir, settings) -> Section:
         f"than 8 usable windows are never its targets) and fcm (am with uniform attention); {mode['epochs']} epochs "
         f"on {MODEL} and {mode['glove_epochs']} on GloVe (the authors: 10; the stage's time budget allows no more: "
         f"see the training table and losses.png for how flat the last epochs are). {am_s['words']:,} training "
-        f"words on {MODEL}, {am_s['below_smin']:,} ({am_s['below_smin'] / max(am_s['words'], 1):.0%}) below "
-        f"am-context's minimum of 8 usable windows.")
+        f"words on {MODEL}, {amc['below_smin']:,} ({amc['below_smin'] / max(amc['words'], 1):.0%}) below "
+        "am-context's minimum of 8 usable windows.")
     section.text.append(
         f"Recovery at fixed words: {len(recovery.words)} held-out {MODEL} words and {len(static.words)} GloVe "
         "words, each with 32+ usable windows, read at k = 0, 1, 2, 4, 8, 16, 32 of its windows (the same words in "

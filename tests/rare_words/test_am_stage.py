@@ -62,7 +62,7 @@ def test_rarity_entries_are_frequent_keywords_whose_first_windows_are_usable():
     entries = [Entry(0, "dev", "Cat", "hypernym", ["animal"], "n", 5.0, 1000),
                Entry(1, "dev", "dog", "hypernym", ["animal"], "n", 5.0, 1000),  # its second window has no known word
                Entry(2, "dev", "owl", "hypernym", ["bird"], "n", 5.0, 1000),  # two windows only
-               Entry(3, "dev", "cat", "cohyponym", ["dog"], "n", 2.0, 3)]  # not frequent
+               Entry(3, "dev", "cat", "cohyponym", ["dog"], "n", 1.5, 3)]  # not frequent
     assert [e.id for e in entries if e.bucket != "frequent"] == [3]
     assert [e.id for e in rarity_entries(entries, data, targets, limit=10, seed=0, k=3)] == [0]
     assert [e.id for e in rarity_entries(entries, data, targets, limit=10, seed=0, k=2)] == [0, 2]
