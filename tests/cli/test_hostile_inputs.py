@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import signal
 import itertools
@@ -24,7 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import crash_helpers as ch
 from lexprobe.core.errors import LexprobeError
 
-EXAMPLES = 60
+EXAMPLES = int(os.environ.get("LEXPROBE_FUZZ_EXAMPLES", "0")) or 60  # tools/fuzz.sh: many more
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                            HealthCheck.data_too_large])
