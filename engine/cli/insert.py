@@ -27,7 +27,7 @@ def read_words(values) -> list[str]:
             value = value[1:]
             if os.path.isdir(value):
                 raise InputError(value, "is a folder, not a word list")
-            if not os.path.isfile(value):
+            if not os.path.exists(value):  # a FIFO or a device is refused by name when read
                 raise InputError(value, "word list not found (write @FILE for a file of words)")
             words += [line.strip() for _, line in bounded_lines(value) if line.strip()]
         else:

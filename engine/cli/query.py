@@ -127,12 +127,13 @@ def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_u
 
 def _four_columns(path) -> bool:
     """Whether a questions file is the four-column kind: its first line that is not blank or a '#' comment is
-    a ': section' line or holds four words."""
-    with open(path, "rb") as f:
-        for raw in f:
-            line = raw.decode("utf-8", "replace").strip()
-            if line and not line.startswith("#"):
-                return line.startswith(":") or len(line.split()) == 4
+    a ': section' line or holds four words (read as every reader reads: a regular file, bounded lines)."""
+    from ..sources.datasets.word_lines import bounded_lines
+
+    for _, line in bounded_lines(path):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line.startswith(":") or len(line.split()) == 4
     return False
 
 

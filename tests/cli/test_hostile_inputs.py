@@ -445,3 +445,29 @@ def test_hostile_datasets_through_the_index_builders(cli, tmp_path):
         lines = r.err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and path.name in lines[0], (path.name, r.err)
         assert not (home / name).exists() and not ch.stray_temp(home, name)
+
+
+@pytest.mark.parametrize("argv,name", [
+    (("query", "analogy", "--index", "w", "--questions", "{p}"), "q.txt"),
+    (("query", "similarity", "--index", "w", "--pairs", "{p}"), "pairs.tsv"),
+    (("query", "offsets", "--index", "w", "--pairs", "{p}"), "pairs.txt"),
+    (("query", "probe", "--file", "{p}"), "sentences.txt"),
+    (("index", "contexts", "--corpus", "text:{p}", "--name", "c"), "corpus.txt"),
+    (("index", "contexts", "--corpus", "jsonl:{p}", "--name", "c"), "corpus.jsonl"),
+    (("ota", "--model", "splade-tiny", "--into", "w", "@{p}"), "words.txt"),
+])
+@pytest.mark.parametrize("odd", ["fifo", "zero"])
+def test_a_fifo_or_a_device_given_to_any_command_is_one_line_not_a_hang(cli, tmp_path, argv, name, odd):
+    """Every path a command reads is checked before it is opened: a FIFO (which would block for ever) or a link to
+    /dev/zero (which never ends) is one line naming it."""
+    home = ch.words_home(tmp_path, 20, 4, 0)
+    path = tmp_path / name
+    if odd == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    with time_limit(TIME_LIMIT):
+        r = cli("--home", home, *[a.format(p=path) for a in argv])
+    assert r.code == 2, r
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and name in lines[0] and "not a regular file" in lines[0], r
