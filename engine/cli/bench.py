@@ -218,6 +218,32 @@ def bench_scale(obj: Context, corpus_spec, n_sentences, model, block_sentences, 
                              columns=["setting", "tokens_per_s", "vs local 1 thread", "seconds", "startup_s"]))
 
 
+@bench_group.command("scaling")
+@click.argument("part", type=click.Choice(["words", "tokens", "ray"]))
+@click.option("--sizes", required=True, help="Comma-separated sizes: words or rows (1e5,4e5), or with 'ray' the "
+                                               "sentences of each token build (200,800).")
+@click.option("--dim", type=int, default=300, show_default=True, help="words: vector dimension.")
+@click.option("--bats", type=click.Path(exists=True), help="words: the BATS root, for the 3CosAdd and OCS/PCS timings.")
+@click.option("--text-sizes", default="", help="ray: comma-separated token counts of the synthetic contexts corpora.")
+@click.option("--corpus", "corpus_spec", default="semcor", show_default=True, help="ray: the token builds' corpus.")
+@click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/scaling.md", show_default=True,
+              help="Markdown file the result is appended to ('' for none); rows also go to benchmarks/scaling.json.")
+@click.pass_obj
+def bench_scaling(obj: Context, part, sizes, dim, bats, text_sizes, corpus_spec, record) -> None:
+    """How build time, memory, disk and query time grow with the vocabulary, the token rows and the Ray
+    builds' corpora, against gensim and FAISS flat in the same run; exponents fitted over every size recorded."""
+    from ..scale.bench_scaling import run_scaling_bench
+
+    def ints(text: str) -> tuple[int, ...]:
+        try:
+            return tuple(int(float(x)) for x in text.split(",") if x.strip())
+        except ValueError:
+            raise LexprobeError(f"sizes must be numbers separated by commas, not {text!r}") from None
+
+    click.echo(run_scaling_bench(part, ints(sizes), dim=dim, home=obj.home, record_path=record or None, bats=bats,
+                                 corpus_spec=corpus_spec, text_sizes=ints(text_sizes)))
+
+
 @bench_group.command("serve")
 @click.option("--index", "name", type=INDEX_NAME, default="glove", show_default=True, help="A words index of the home.")
 @click.option("--requests", "n_requests", type=click.IntRange(1, 100_000), default=200, show_default=True,

@@ -133,26 +133,38 @@ class EncoderWorker:
         return len(table), first_lost, stats
 
 
-def write_shard(folder: str, pieces: list[tuple[str, int, int]], first_id: int, file: str,
-                schema: pa.Schema) -> dict:
+def write_shard(folder: str, pieces: list[tuple[str, int, int]], first_id: int, file: str, schema: pa.Schema,
+                unit_dir: str | None = None) -> dict:
     """Cut one shard from part files: ``pieces`` are ``(path, start, stop)`` row ranges of Arrow files holding
     every column of ``schema`` but ``id``, in row order; row ids run from ``first_id``. Written to
-    ``folder/shards/file`` (private name, then rename); returns its manifest entry (file, rows, bytes, crc32).
-    Runs as a Ray task on any node."""
+    ``folder/shards/file`` (private name, then rename); with ``unit_dir``, the shard's unit vectors also go to
+    :func:`unit_file` there (raw float32), for the FAISS file. Returns the shard's manifest entry (file, rows,
+    bytes, crc32). Runs as a Ray task on any node."""
     parts = [read_arrow(path).slice(start, stop - start) for path, start, stop in pieces]
     table = pa.concat_tables(parts) if parts else schema.remove(0).empty_table()
     table = table.add_column(0, "id", pa.array(np.arange(first_id, first_id + len(table), dtype=np.int64)))
     table = table.select(schema.names).cast(schema).combine_chunks()
     size, crc = write_arrow(Path(folder) / SHARD_DIR / file, table)
+    if unit_dir is not None:
+        unit = vindex.unit_rows(column_matrix(table.column("vector")))[0].astype("<f4")
+        path = unit_file(unit_dir, file)
+        part = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        unit.tofile(part)
+        os.replace(part, path)
     return {"file": file, "rows": len(table), "bytes": size, "crc32": crc}
 
 
-def cut_shards(ray, writer: StoreWriter, jobs, path_of) -> list:
+def unit_file(folder: str | Path, shard: str) -> Path:
+    return Path(folder) / f"{shard}.unit"
+
+
+def cut_shards(ray, writer: StoreWriter, jobs, path_of, unit_dir: Path | None = None) -> list:
     """Submit the shard tasks of ``ShardCutter`` jobs (``path_of(part)``: the file of part ``part``); returns
     their object refs."""
     task = ray.remote(num_cpus=0, max_retries=MAX_RESTARTS)(write_shard)
     return [task.remote(str(writer.tmp), [(str(path_of(p)), a, b) for p, a, b in pieces], first_id,
-                        f"part-{k:05d}.arrow", writer.schema) for k, pieces, first_id in jobs]
+                        f"part-{k:05d}.arrow", writer.schema, str(unit_dir) if unit_dir else None)
+            for k, pieces, first_id in jobs]
 
 
 class ShardCutter:
@@ -284,10 +296,11 @@ def default_workers(threads: int) -> int:
 _HEADER = 37
 
 
-def write_flat_faiss(path: str, shards: Sequence[str | Path], dim: int, count: int) -> None:
-    """Write the flat FAISS file of the unit vectors of the shard files ``shards`` (ids = their ids, in order),
-    one shard in memory at a time: the same bytes as :func:`lexprobe.core.vector_index.build` + ``save``,
-    without holding all vectors."""
+def write_flat_faiss(path: str, units: Sequence[str | Path], dim: int, count: int, chunk: int = 1 << 20) -> None:
+    """Write the flat FAISS file of ``count`` unit vectors held in raw float32 files ``units`` (in row order, ids
+    0..count-1): the same bytes as :func:`lexprobe.core.vector_index.build` + ``save``, by copying the files'
+    bytes (``copy_file_range``: on NFS 4.2 and reflinking file systems the copy stays on the server), never
+    holding the vectors."""
     empty = vindex.faiss.serialize_index(vindex.build(np.zeros((0, dim), np.float32), np.zeros(0, np.int64)))
     head = bytearray(empty.tobytes()[:2 * _HEADER])
     for at in (8, _HEADER + 8):
@@ -296,12 +309,15 @@ def write_flat_faiss(path: str, shards: Sequence[str | Path], dim: int, count: i
         with open(path, "wb") as f:
             f.write(head)
             f.write(struct.pack("<Q", count * dim))
-            for shard in shards:
-                vectors = column_matrix(read_arrow(shard).column("vector"))
-                f.write(vindex.unit_rows(vectors)[0].astype("<f4").tobytes())
+            f.flush()
+            for unit in units:
+                with open(unit, "rb") as src:
+                    left = os.fstat(src.fileno()).st_size
+                    while left:
+                        left -= os.copy_file_range(src.fileno(), f.fileno(), left)
             f.write(struct.pack("<Q", count))
-            for shard in shards:
-                f.write(read_arrow(shard).column("id").to_numpy().astype("<i8").tobytes())
+            for a in range(0, count, chunk):
+                f.write(np.arange(a, min(a + chunk, count), dtype="<i8").tobytes())
     except OSError as exc:
         raise LexprobeError(f"{path}: cannot write the FAISS index ({exc.strerror or exc})") from None
 
@@ -345,22 +361,22 @@ def build_token_index_ray(name: str, model: str = DEFAULT_ENCODER, corpus_spec: 
             cut = ShardCutter(shard_rows)
             shards, stats, first_lost, skipped = [], EncodeStats(), {}, corpus.skipped
             path_of = functools.partial(block_file, folder)
+            units = folder if params.index_type == "flat" else None
             for _, rows, lost, part in pool.encode(name, blocks, folder):
                 stats.add(part)
                 for reason in part.lost_targets:
                     first_lost.setdefault(reason, lost)
-                shards += cut_shards(ray, writer, cut.add(rows), path_of)
-            shards += cut_shards(ray, writer, cut.finish(), path_of)
+                shards += cut_shards(ray, writer, cut.add(rows), path_of, units)
+            shards += cut_shards(ray, writer, cut.finish(), path_of, units)
             writer.shards = get(shards)
             writer.count = cut.rows
             wall = time.perf_counter() - t1
-            shutil.rmtree(folder)
             for reason, n in stats.lost_targets.items():
                 skipped.add(reason, first_lost[reason], n)
             if not writer.count:
                 raise LexprobeError(f"{origin['corpus']}: no target could be embedded ({skipped.summary()})")
             t2 = time.perf_counter()
-            _commit(writer, corpus, settings, params, seed, {
+            _commit(writer, corpus, params, seed, {
                 "corpus": origin["corpus"], "corpus_name": corpus.name, **settings, "targets": writer.count,
                 "sentences": corpus.sentences.num_rows, "max_sentences": max_sentences,
                 "skipped": skipped.as_dict(), "encode": stats.as_dict(), "index": params.as_dict(), "seed": seed,
@@ -378,23 +394,24 @@ def build_token_index_ray(name: str, model: str = DEFAULT_ENCODER, corpus_spec: 
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _commit(writer: StoreWriter, corpus: Corpus, settings: dict, params: vindex.IndexParams, seed: int,
-            meta: dict) -> None:
-    """The driver's part after the shards: the sentences, the FAISS index (flat: streamed from the shards one
-    at a time; ivf, hnsw: built by FAISS over all unit vectors), the manifest and the swap, as the local build
-    writes them."""
+def _commit(writer: StoreWriter, corpus: Corpus, params: vindex.IndexParams, seed: int, meta: dict) -> None:
+    """The driver's part after the shards: the sentences, the FAISS index (flat: the shard tasks' unit vectors
+    copied into FAISS's file format; ivf, hnsw: built by FAISS over all unit vectors), the manifest and the swap,
+    as the local build writes them."""
     with pa.OSFile(writer.side_file("sentences", SENTENCES_FILE), "wb") as sink, \
             pa.ipc.new_file(sink, SENTENCE_SCHEMA) as ipc:
         ipc.write_table(corpus.sentences.cast(SENTENCE_SCHEMA))
-    shards = [writer.tmp / SHARD_DIR / s["file"] for s in writer.shards]
+    folder = writer.tmp / BLOCK_DIR
     path = writer.side_file("faiss", FAISS_FILE)
     with bar(total=1, desc="faiss", unit="index") as b:
         if params.index_type == "flat":
-            write_flat_faiss(path, shards, writer.dim, writer.count)
+            write_flat_faiss(path, [unit_file(folder, s["file"]) for s in writer.shards], writer.dim, writer.count)
         else:
+            shards = [writer.tmp / SHARD_DIR / s["file"] for s in writer.shards]
             unit = np.concatenate([vindex.unit_rows(column_matrix(read_arrow(s).column("vector")))[0] for s in shards])
             vindex.save(vindex.build(unit, np.arange(writer.count, dtype=np.int64), params, seed=seed), path)
         b.update()
+    shutil.rmtree(folder)
     meta["index"] = params.as_dict()  # IVF records the list count it chose
     writer.commit(source=meta["corpus"], normalization="faiss: unit vectors, inner product; shards: raw vectors",
                   meta=meta, history=[{"op": "build", "time": time.strftime("%Y-%m-%dT%H:%M:%S"),

@@ -234,7 +234,8 @@ def build_contexts_index_ray(name: str, corpora: str | Sequence[str], *, home: s
     """:func:`lexprobe.kinds.contexts.build_contexts_index` with the work on Ray (map over corpus blocks,
     reduce over word ranges, shards cut by tasks): the same rows, ids and shards. The index home must be on a
     file system every node mounts at the same path. ``reducers``: word ranges (default: the cluster's CPUs).
-    Returns the local build's summary plus ``blocks``, ``reducers``, ``map_s``, ``reduce_s`` and ``commit_s``."""
+    Returns the local build's summary plus ``blocks``, ``reducers``, ``map_s``, ``reduce_s``, ``commit_s`` and
+    ``map_bytes`` (what the map tasks wrote)."""
     if window < 1 or cap < 1:
         raise LexprobeError(f"window and cap must be at least 1 (got window {window}, cap {cap})")
     if block_sentences < 1 or block_bytes < 1:
@@ -288,6 +289,7 @@ def build_contexts_index_ray(name: str, corpora: str | Sequence[str], *, home: s
         writer.count = cut.rows
         reduce_s = time.perf_counter() - t1
         t2 = time.perf_counter()
+        map_bytes = sum(f.stat().st_size for f in (folder / MAP_DIR).iterdir())
         for sub in (MAP_DIR, REDUCE_DIR):
             shutil.rmtree(folder / sub)
         n_words = sum(w for _, w in reduced)
@@ -308,4 +310,4 @@ def build_contexts_index_ray(name: str, corpora: str | Sequence[str], *, home: s
             "words_without_windows": missing, "tokens_per_s": tokens / max(map_s, 1e-9),
             "seconds": round(time.perf_counter() - t0, 2), "one_word_sentences": one_word, "dropped": dropped,
             "blocks": len(results), "reducers": len(ranges), "map_s": round(map_s, 3),
-            "reduce_s": round(reduce_s, 3), "commit_s": round(commit_s, 3)}
+            "reduce_s": round(reduce_s, 3), "commit_s": round(commit_s, 3), "map_bytes": map_bytes}

@@ -20,9 +20,10 @@ from lexprobe.core.store import write_lock
 from lexprobe.kinds.tokens import TokenIndex, limit_corpus
 from lexprobe.kinds.words import WordIndex, build_word_index
 from lexprobe.core import vector_index as vindex
-from lexprobe.core.store import StoreWriter, vector_array
+from lexprobe.core.store import column_matrix, vector_array
 from lexprobe.kinds.tokens import token_schema
-from lexprobe.scale.build import EncoderPool, ShardCutter, build_token_index_ray, corpus_blocks, write_flat_faiss
+from lexprobe.scale.build import (EncoderPool, ShardCutter, build_token_index_ray, corpus_blocks, unit_file,
+                                  write_flat_faiss, write_shard)
 from lexprobe.scale.search import merge_topk, open_sharded, shard_groups
 from lexprobe.sources.datasets.corpora import read_corpus
 
@@ -156,21 +157,29 @@ def test_shard_cutter_keeps_the_local_boundaries():
     assert big.add(5) == [(0, [(0, 0, 2)], 0), (1, [(0, 2, 4)], 2)] and big.finish() == [(2, [(0, 4, 5)], 4)]
 
 
-def test_streamed_flat_faiss_file_is_faiss_own(tmp_path):
-    """The flat FAISS file written shard by shard has the bytes FAISS itself writes for the same unit vectors."""
+def test_shard_tasks_and_flat_faiss_file_equal_faiss_own(tmp_path):
+    """Shards cut from block files hold the rows with running ids; the FAISS file assembled from their unit
+    vectors has the bytes FAISS itself writes for the same vectors."""
     rng = np.random.default_rng(3)
     raw = rng.normal(size=(23, 7)).astype(np.float32)
-    with StoreWriter(tmp_path, "x", kind="tokens", dim=7, schema=pa.schema([token_schema(7).field("id"),
-                                                                             token_schema(7).field("vector")]),
-                     shard_rows=5) as writer:
-        writer.write(pa.table({"id": np.arange(23), "vector": vector_array(raw)}))
-        writer.commit(source="test")
-    shards = sorted((tmp_path / "x" / "shards").glob("part-*.arrow"))
-    assert len(shards) == 5
-    write_flat_faiss(str(tmp_path / "streamed.index"), shards, 7, 23)
+    schema = pa.schema([token_schema(7).field("id"), token_schema(7).field("vector")])
+    (tmp_path / "shards").mkdir()
+    blocks = []
+    for b, (a, z) in enumerate([(0, 9), (9, 9), (9, 23)]):
+        blocks.append(tmp_path / f"b{b}.arrow")
+        with pa.ipc.new_file(str(blocks[-1]), schema.remove(0)) as w:
+            w.write_table(pa.table({"vector": vector_array(raw[a:z])}, schema=schema.remove(0)))
+    cut = ShardCutter(5)
+    jobs = cut.add(9) + cut.add(0) + cut.add(14) + cut.finish()
+    entries = [write_shard(str(tmp_path), [(str(blocks[p]), a, z) for p, a, z in pieces], first, f"part-{k:05d}.arrow",
+                           schema, str(tmp_path)) for k, pieces, first in jobs]
+    assert [e["rows"] for e in entries] == [5, 5, 5, 5, 3]
+    shards = [pa.ipc.open_file(str(tmp_path / "shards" / e["file"])).read_all() for e in entries]
+    assert pa.concat_tables(shards).column("id").to_pylist() == list(range(23))
+    np.testing.assert_array_equal(np.concatenate([column_matrix(t.column("vector")) for t in shards]), raw)
+    write_flat_faiss(str(tmp_path / "flat.index"), [unit_file(tmp_path, e["file"]) for e in entries], 7, 23)
     expected = faiss.serialize_index(vindex.build(vindex.unit_rows(raw)[0], np.arange(23))).tobytes()
-    assert (tmp_path / "streamed.index").read_bytes() == expected
-    assert vindex.load(str(tmp_path / "streamed.index")).ntotal == 23
+    assert (tmp_path / "flat.index").read_bytes() == expected
 
 
 @pytest.mark.parametrize("address, message", [
