@@ -6,14 +6,18 @@ CPU, the children's rusage):
 - ``lexprobe query neighbors --index NAME WORD -k K`` (the CLI, one word), and with several words at once (a
   batch: the compiled top-k kernels), and ``query analogy`` for one question;
 - ``import lexprobe; open_index(NAME)``: opening the index, nothing asked (the floor the goal is measured by);
+- a notebook's first call: ``open_index(NAME)`` then ``most_similar(WORD)``, and ``open_index(NAME)`` then
+  ``neighbors`` of the ``notebook_words`` most frequent words at once (answered in BLAS while the kernels load in
+  the background: :mod:`lexprobe.core.topk`);
 - gensim: ``KeyedVectors.load`` of the same vectors saved as ``.kv`` (memory-mapped), then ``most_similar``;
 - FAISS: ``read_index`` of the same unit vectors in an ``IndexFlatIP``, then one search;
 - ``import pandas`` alone, when pandas is installed: pyarrow imports it at its first use, in every lexprobe process.
 
-**Cold** is each command's first process, lexprobe's with an empty compiled-code folder
+**Cold** is each command's first process, lexprobe's with an empty compiled-code folder of its own
 (:mod:`lexprobe.core.compile_cache`: everything compiled that the command needs); **warm** is the median of the
-following ``repeat`` processes, the tools taking turns so that they share the machine's load. The answers of the
-three tools are compared (the same words, in order).
+following ``repeat`` processes with a compiled-code folder filled beforehand (:func:`lexprobe.core.topk.load_kernels`
+in a process of its own, as set-up would), the tools taking turns so that they share the machine's load. The
+answers of the three tools are compared (the same words, in order).
 """
 
 from __future__ import annotations
@@ -53,6 +57,20 @@ import lexprobe
 lexprobe.open_index(sys.argv[1], home=sys.argv[2])
 """
 
+_NOTEBOOK_SIMILAR = """import json, sys
+import lexprobe
+index = lexprobe.open_index(sys.argv[1], home=sys.argv[2])
+print(json.dumps([w for w, _ in index.most_similar(sys.argv[3], topn=int(sys.argv[4]))]))
+"""
+
+_NOTEBOOK_BATCH = """import sys
+import lexprobe
+index = lexprobe.open_index(sys.argv[1], home=sys.argv[2])
+print(index.neighbors(index.words_at(range(int(sys.argv[3]))), k=int(sys.argv[4])).num_rows)
+"""
+
+_FILL = "from lexprobe.core.topk import load_kernels; load_kernels()"
+
 
 def _timed(argv: list[str], env: dict) -> tuple[float, float, str]:
     """Wall and CPU seconds of one whole process (start to exit; CPU from the children's rusage), and its
@@ -72,9 +90,10 @@ def _timed(argv: list[str], env: dict) -> tuple[float, float, str]:
 
 def run_startup_bench(home: Path, name: str, *, word: str = "king", k: int = 5, batch_words: int = 8,
                       analogy: tuple[str, str, str] | None = ("man", "king", "woman"), repeat: int = 3,
-                      record_path: str | None = None) -> dict:
+                      record_path: str | None = None, notebook_words: int = 1000) -> dict:
     """Cold and warm first-answer times of each command; returns the rows, the ratios against gensim and the
-    markdown record. ``batch_words`` (0: none) most frequent words make the batch question."""
+    markdown record. ``batch_words`` (0: none) most frequent words make the CLI's batch question,
+    ``notebook_words`` (0: none) the notebook's."""
     index = WordIndex.open(name, home=home)
     row = index.ids([word])[0]
     batch = [w for w in index.words[:batch_words + 1] if w != word][:batch_words]
@@ -90,6 +109,7 @@ def run_startup_bench(home: Path, name: str, *, word: str = "king", k: int = 5, 
         faiss.write_index(flat, str(faiss_path))
         del flat
         env = {**os.environ, "LEXPROBE_CACHE": str(tmp / "compiled"), "PYTHONWARNINGS": "ignore"}
+        fill_s = _timed([sys.executable, "-c", _FILL], env)[0]  # the warm folder, as set-up fills it
         lexprobe = [sys.executable, "-m", "lexprobe", "--home", str(home)]
         commands = {
             "lexprobe query neighbors, one word": lexprobe + ["query", "neighbors", "--index", name, word, "-k",
@@ -98,7 +118,13 @@ def run_startup_bench(home: Path, name: str, *, word: str = "king", k: int = 5, 
                                                               str(k)],
             "FAISS read_index + search": [sys.executable, "-c", _FAISS, str(faiss_path), str(row), str(k)],
             "lexprobe open_index only": [sys.executable, "-c", _OPEN, name, str(home)],
+            "notebook: open_index + most_similar": [sys.executable, "-c", _NOTEBOOK_SIMILAR, name, str(home), word,
+                                                    str(k)],
         }
+        notebook_words = min(notebook_words, len(index))
+        if notebook_words:
+            commands[f"notebook: open_index + neighbors of {notebook_words} words"] = [
+                sys.executable, "-c", _NOTEBOOK_BATCH, name, str(home), str(notebook_words), str(k)]
         if importlib.util.find_spec("pandas"):  # pyarrow imports it at its first use: part of every answer above
             commands["import pandas alone"] = [sys.executable, "-c", "import pandas"]
         if analogy:
@@ -109,9 +135,10 @@ def run_startup_bench(home: Path, name: str, *, word: str = "king", k: int = 5, 
                 "query", "neighbors", "--index", name, *batch, "-k", str(k)]
         times: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
         outputs: dict[str, str] = {}
-        for turn in range(repeat + 1):  # turn 0 is the cold run of each command
-            for label, argv in commands.items():
-                wall, cpu, out = _timed(argv, env)
+        for turn in range(repeat + 1):  # turn 0 is the cold run of each command, in an empty folder of its own
+            for number, (label, argv) in enumerate(commands.items()):
+                cold = {**env, "LEXPROBE_CACHE": str(tmp / f"empty-{number}")}
+                wall, cpu, out = _timed(argv, cold if turn == 0 else env)
                 times[label].append((wall, cpu))
                 outputs.setdefault(label, out)
     load_after = os.getloadavg()
@@ -128,11 +155,15 @@ def run_startup_bench(home: Path, name: str, *, word: str = "king", k: int = 5, 
                      "warm_cpu_s": statistics.median(c for _, c in warm),
                      "cold_vs_gensim": cold_wall / base_cold, "warm_vs_gensim": warm_wall / base_warm})
     one = rows[0]
+    notebook = [r for r in rows if r["command"].startswith("notebook:")]
     notes = [f"index {name}: {index.store.count} words x {index.dim} dims; word {word!r}, k={k}; cold: first process "
-             f"(lexprobe with an empty compiled-code folder), warm: median of {repeat} more, the commands taking "
-             f"turns; `*_vs_gensim`: time over gensim's (below 1: faster)",
+             f"(lexprobe with an empty compiled-code folder), warm: median of {repeat} more with the folder filled "
+             f"beforehand ({fill_s:.1f} s in a process of its own), the commands taking turns; `*_vs_gensim`: time "
+             f"over gensim's (below 1: faster)",
              f"lexprobe's first answer, one word: cold **{one['cold_vs_gensim']:.2f}x** gensim's time, warm "
              f"**{one['warm_vs_gensim']:.2f}x**",
+             *(f"{r['command']}: cold **{r['cold_vs_gensim']:.2f}x** gensim's load + most_similar, warm "
+               f"**{r['warm_vs_gensim']:.2f}x**" for r in notebook),
              f"same {k} words from all three: {ours == theirs == faiss_words} (lexprobe {ours}, gensim {theirs}, "
              f"FAISS {faiss_words})",
              f"load average (1, 5, 15 min) before {', '.join(f'{x:.2f}' for x in load_before)}; after "

@@ -181,6 +181,7 @@ def test_bench_startup_times_whole_processes(cli, tmp_path):
     assert r.code == 0, r
     text = record.read_text()
     for label in ("lexprobe query neighbors, one word", "gensim KeyedVectors.load(mmap) + most_similar",
-                  "FAISS read_index + search", "lexprobe open_index only", "lexprobe query analogy, one question"):
+                  "FAISS read_index + search", "lexprobe open_index only", "lexprobe query analogy, one question",
+                  "notebook: open_index + most_similar", "notebook: open_index + neighbors of 304 words"):
         assert f"| {label} |" in text
     assert "same 5 words from all three: True" in text
