@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import zlib
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -173,7 +173,7 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
              lr: float | np.ndarray = DEFAULTS["lr"], layers=DEFAULTS["layers"], seed: int = 0,
              batch_size: int = 64, patience: int | None = DEFAULTS["patience"], tol: float = DEFAULTS["tol"],
              distance: str = DEFAULTS["distance"], snapshot_every: int | None = None, desc: str = "OTA",
-             batch_threads: int = 1) -> OTAResult:
+             batch_threads: int = 1, until: Callable[[int, np.ndarray], bool] | None = None) -> OTAResult:
     """OTA of words given as subword ``pieces``, starting from ``init`` (n, hidden).
 
     ``keys`` (one string per row, usually the word) seed each row's random contexts; ``lr`` may be one rate
@@ -181,6 +181,9 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
     ``batch_threads`` > 1: that many batches are optimised at once, in threads of one torch thread each (the same
     batches, each computing what it computes alone: the same numbers; for CPUs where one batch's small matrix
     products keep one core busy but not several).
+    ``until(iteration, vectors)``, called at every snapshot with all rows' vectors, ends the run when it returns
+    True (the recovery check stops past its curve's minimum); the snapshots end there. It needs the rows in one
+    batch.
     """
     import torch
 
@@ -191,6 +194,8 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
         raise LexprobeError("iterations, batch size and batch threads must be positive")
     if len(keys) != n or np.shape(init)[0] != n:
         raise ValueError("pieces, init and keys must have one row per word")
+    if until is not None and (n > batch_size or not snapshot_every):
+        raise LexprobeError("a stopping rule (until) needs every word in one batch and snapshots")
     encoder = _encoder(model)
     emb = _embedding_matrix(model)
     device, hidden = emb.device, emb.shape[1]
@@ -219,7 +224,8 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
         batch = _Batch(encoder, emb, [pieces[i] for i in rows], layer_idx, (cls, sep, period, pad),
                        random=vocab is not None, device=device, normalise=normalise)
         out = batch.run(torch.as_tensor(init[rows], device=device), torch.as_tensor(rates[rows], device=device),
-                        iterations, vocab, draws, patience, tol, snap_at, progress)
+                        iterations, vocab, draws, patience, tol, snap_at, progress,
+                        None if until is None else (lambda at, vecs: until(at, vecs[np.argsort(rows)])))
         progress.update(int((iterations - out[2]).sum()))
         return rows, out
 
@@ -232,7 +238,11 @@ def optimise(model, tokenizer, pieces: Sequence[Sequence[int]], init: np.ndarray
             result.iterations[rows] = its
             if snaps is not None:
                 result.snapshots[:, rows] = snaps
-    tail = np.arange(iterations)[None, :]
+    if until is not None:  # the run ended where the rule said: no snapshots after it
+        kept = [at for at in snap_at if at <= result.iterations.max()]
+        result.snapshot_at, result.snapshots = kept, result.snapshots[:len(kept)]
+        result.loss_history = result.loss_history[:, :int(result.iterations.max())]
+    tail = np.arange(result.loss_history.shape[1])[None, :]
     window = (tail < result.iterations[:, None]) & (tail >= result.iterations[:, None] - WINDOW)
     result.final_loss[:] = np.where(window, result.loss_history, 0).sum(1) / window.sum(1)
     return result
@@ -338,7 +348,7 @@ class _Batch:
             got = rms_normalised(got)
         return (got - want).float().pow(2).sum(dim=(1, 2, 3))
 
-    def run(self, v0, rates, iterations, vocab, draws, patience, tol, snap_at, progress):
+    def run(self, v0, rates, iterations, vocab, draws, patience, tol, snap_at, progress, until=None):
         import torch
 
         b = len(v0)
@@ -369,6 +379,9 @@ class _Batch:
             progress.update(len(act))
             if snap_at and (it + 1) in snap_at:
                 snaps[snap_at.index(it + 1)] = V.cpu().numpy()
+                if until is not None and until(it + 1, snaps[snap_at.index(it + 1)]):
+                    its[:] = it + 1
+                    break
             if patience is not None and (it + 1) % WINDOW == 0:
                 best[act], stale[act] = plateau_step(best[act], stale[act], hist[act, it + 1 - WINDOW:it + 1].mean(1),
                                                      tol)

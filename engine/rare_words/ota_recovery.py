@@ -13,6 +13,10 @@ is the mean cosine distance 1 - cos(v_t, e(w)) over the words (a zero vector cou
 
 - ``init="mean"`` starts, as for an unknown word, from the mean of the pieces the word would get without its
   own token (WordPiece longest-match over the vocabulary minus that token), never from e(w) itself.
+- ``stop_after``: the run ends once every setting's mean distance has gone that many iterations without a new
+  minimum (the paper searches the iteration count of the minimum; past it, the curve only rises or idles).
+- ``paired`` (both context variants run): per snapshot, the mean of static minus random distance over the same
+  words with its paired bootstrap 95% interval (words resampled), over the iterations both variants reached.
 - Several inits and learning rates run in one batch (one row per word and setting; Adam is per row) and
   share each word's random contexts, so settings are compared on the same draws.
 - Speed to quality: quality = mean cosine similarity 1 - distance. ``its_to_95`` is the first snapshot
@@ -96,25 +100,42 @@ def stop_iterations(loss_history: np.ndarray, patience: int, tol: float) -> np.n
     return stop
 
 
+def past_minimum(truth: np.ndarray, groups: int, after: int):
+    """A stopping rule for :func:`lexprobe.rare_words.ota.optimise` (``until``): True once each of ``groups``
+    equal blocks of rows has gone ``after`` iterations without a new minimum of its mean cosine distance to
+    ``truth`` (one row per vector)."""
+    best, best_at = np.full(groups, np.inf), np.zeros(groups)
+
+    def until(at: int, vectors: np.ndarray) -> bool:
+        mean = cosine_distance(vectors, truth).reshape(groups, -1).mean(1)
+        better = mean < best
+        best[better], best_at[better] = mean[better], at
+        return bool((at - best_at >= after).all())
+
+    return until
+
+
 def run_recovery(model, tokenizer, *, n_words: int, iterations: int, contexts: Sequence[str] = ("static", "random"),
                  inits: Sequence[str] = ("zeros",), lrs: Sequence[float] = (1e-3,), every: int = WINDOW,
                  layers="all", seed: int = 0, batch_size: int = 256, patience: int = 300,
-                 tol: float = 0.01, distance: str = "auto") -> dict:
-    """Run the check; returns ``curve`` rows (iteration, contexts, init, lr, mean_cos_distance, read_distance)
-    and ``summary`` rows (one per setting), plus the words used. ``distance``: the OTA distance (see
+                 tol: float = 0.01, distance: str = "auto", stop_after: int | None = None) -> dict:
+    """Run the check; returns ``curve`` rows (iteration, contexts, init, lr, mean_cos_distance, read_distance),
+    ``summary`` rows (one per setting) and ``paired`` rows (static against random per snapshot), plus the words.
+    ``distance``: the OTA distance (see
     :mod:`lexprobe.rare_words.ota`). The context variants are independent (:func:`recovery_part` each, joined by
     :func:`merge_recovery`), so they may also run side by side."""
     parts = [recovery_part(model, tokenizer, ctx, n_words=n_words, iterations=iterations, inits=inits, lrs=lrs,
                            every=every, layers=layers, seed=seed, batch_size=batch_size, patience=patience, tol=tol,
-                           distance=distance) for ctx in contexts]
+                           distance=distance, stop_after=stop_after) for ctx in contexts]
     return merge_recovery(parts)
 
 
 def recovery_part(model, tokenizer, ctx: str, *, n_words: int, iterations: int, inits: Sequence[str] = ("zeros",),
                   lrs: Sequence[float] = (1e-3,), every: int = WINDOW, layers="all", seed: int = 0,
-                  batch_size: int = 256, patience: int = 300, tol: float = 0.01, distance: str = "auto") -> dict:
+                  batch_size: int = 256, patience: int = 300, tol: float = 0.01, distance: str = "auto",
+                  stop_after: int | None = None) -> dict:
     """One context variant of :func:`run_recovery`: the words, its curve rows and its summary rows (with the
-    distances :func:`merge_recovery` compares with the reference setting's)."""
+    distances :func:`merge_recovery` compares with the reference setting's and pairs across variants)."""
     if every % WINDOW or iterations % every:
         raise LexprobeError(f"the snapshot step must be a multiple of {WINDOW} and divide the iterations")
     words, token_ids = recovery_words(tokenizer, n_words, seed)
@@ -130,7 +151,8 @@ def recovery_part(model, tokenizer, ctx: str, *, n_words: int, iterations: int, 
     res = optimise(model, tokenizer, [[t] for t in token_ids] * len(settings), init, keys=words * len(settings),
                    iterations=iterations, contexts=ctx, lr=rates, layers=layers, seed=seed,
                    batch_size=batch_size, patience=None, distance=distance, snapshot_every=every,
-                   desc=f"recovery {ctx}")
+                   desc=f"recovery {ctx}", until=None if stop_after is None else
+                   past_minimum(np.tile(truth, (len(settings), 1)), len(settings), stop_after))
     dist = cosine_distance(res.snapshots, np.tile(truth, (len(settings), 1))[None])  # (snaps, rows)
     read = None if weights is None else cosine_distance(res.snapshots * weights,
                                                         np.tile(truth * weights, (len(settings), 1))[None])
@@ -144,24 +166,49 @@ def recovery_part(model, tokenizer, ctx: str, *, n_words: int, iterations: int, 
         at_stop = dist[np.asarray(res.snapshot_at).searchsorted(stops[rows]), np.arange(len(words))
                        + s * len(words)]
         summary.append({"contexts": ctx, "init": init_name, "lr": lr, "start": float(mean[0]),
-                        "end": float(mean[-1]), "best_iteration": int(res.snapshot_at[int(mean.argmin())]),
+                        "end": float(mean[-1]), "best": float(mean.min()),
+                        "best_iteration": int(res.snapshot_at[int(mean.argmin())]),
                         "its_to_95": _iterations_to(mean, res.snapshot_at, 1 - mean[-1]),
                         "stop_it": float(stops[rows].mean()), "dist_at_stop": float(at_stop.mean()),
                         "read_start": float(read_mean[0]), "read_end": float(read_mean[-1]),
-                        "_mean": mean, "_at": res.snapshot_at})
+                        "iterations_run": int(res.snapshot_at[-1]),
+                        "_mean": mean, "_at": res.snapshot_at, "_dist": dist[:, rows]})
     return {"words": words, "curve": curve, "summary": summary}
 
 
 def merge_recovery(parts: Sequence[dict]) -> dict:
     """The context variants' :func:`recovery_part` results as one :func:`run_recovery` result: curves and summaries
-    in order, and each setting's ``its_to_95_ref`` against the reference setting (``REFERENCE``)."""
+    in order, each setting's ``its_to_95_ref`` against the reference setting (``REFERENCE``), and ``paired``
+    (:func:`paired_curve`)."""
     curve = [r for p in parts for r in p["curve"]]
     summary = [dict(r) for p in parts for r in p["summary"]]
     ref = next((r for r in summary if (r["contexts"], r["init"], r["lr"]) == REFERENCE), None)
+    runs = {}
     for r in summary:
         mean, at = r.pop("_mean"), r.pop("_at")
+        runs[(r["contexts"], r["init"], r["lr"])] = (at, r.pop("_dist"))
         r["its_to_95_ref"] = _iterations_to(mean, at, 1 - ref["end"]) if ref else None
-    return {"words": parts[0]["words"] if parts else [], "curve": curve, "summary": summary}
+    paired = [row for (ctx, init, lr), static in runs.items() if ctx == "static" and ("random", init, lr) in runs
+              for row in paired_curve(static, runs[("random", init, lr)], init=init, lr=lr)]
+    return {"words": parts[0]["words"] if parts else [], "curve": curve, "summary": summary, "paired": paired}
+
+
+def paired_curve(static: tuple[Sequence[int], np.ndarray], random: tuple[Sequence[int], np.ndarray], *,
+                 init: str = "zeros", lr: float = 1e-3, seed: int = 0) -> list[dict]:
+    """Static against random contexts per snapshot both reached: ``static`` and ``random`` are (snapshot
+    iterations, distances (snapshots, words)) over the same words. Rows: iteration, the two mean distances,
+    ``difference`` (static - random) with its paired bootstrap 95% interval (``low``, ``high``), ``words``."""
+    from ..core.intervals import paired_bootstrap
+
+    (at_s, d_s), (at_r, d_r) = static, random
+    common = sorted(set(at_s) & set(at_r))
+    out = []
+    for at in common:
+        a, b = d_s[list(at_s).index(at)], d_r[list(at_r).index(at)]
+        diff, low, high = paired_bootstrap(a, b, seed=seed)
+        out.append({"iteration": int(at), "init": init, "lr": lr, "static": float(a.mean()),
+                    "random": float(b.mean()), "difference": diff, "low": low, "high": high, "words": len(a)})
+    return out
 
 
 def _iterations_to(mean_distance: np.ndarray, at: Sequence[int], final_similarity: float) -> int | None:

@@ -259,6 +259,18 @@ def select(entries: Sequence, *, split: str = "all", relations: Sequence[str] = 
     return out
 
 
+def select_cells(entries: Sequence, per_cell: int, *, relations: Sequence[str] = (), seed: int = 0) -> list:
+    """At most ``per_cell`` entries of each (relation, bucket) cell (of ``relations``; all without), drawn with
+    ``seed`` from a stream of their own (purpose "cell-sample"): a sample sized per cell, where a difference of
+    buckets needs enough entries in each."""
+    kept = [e for e in entries if not relations or e.relation in relations]
+    out = []
+    for cell in sorted({(e.relation, e.bucket) for e in kept}):
+        sel = [e for e in kept if (e.relation, e.bucket) == cell]
+        out += [sel[i] for i in sorted(rng_for(seed, "cell-sample", *cell).permutation(len(sel))[:per_cell])]
+    return out
+
+
 def side_by_side(summary_rows: Sequence[dict], strategies: Sequence[str]) -> list[dict]:
     """One row per (relation, bucket): n, the random MRR, then MRR, P@3, P@10 of each strategy."""
     cells: dict[tuple, dict] = {}

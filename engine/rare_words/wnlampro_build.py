@@ -29,7 +29,7 @@ An entry is a triple (keyword, relation, targets). Rules, following the paper:
   with a minimum depth >= 6 (NLTK's ``min_depth()``, the root at 0: the paper's Table 2 examples need it, e.g.
   game for basketball and product for book sit at depth 6); kept when >= 3 targets are in T; the 20 most frequent
   targets (by Zipf) kept. ``min_depth=7`` comes near Table 4's counts (hypernym 0.92x, cohyponym 1.01x) but
-  loses those examples (see :data:`lexprobe.rare_words.rare_word_claims.TABLE4_CAUSES`).
+  loses those examples (see :data:`lexprobe.rare_words.wnlampro_claims.TABLE4_CAUSES`).
 - cohyponym (the paper's cohyponym+): hypernyms as above at distance <= 2, the union of their hyponyms (and
   instance hyponyms) within path distance 4 of each hypernym (the paper's text), minus the keyword; kept when
   >= 10 targets in T; the 50 most frequent kept. Table 2's ``harmonium -> sax`` needs the distance from the

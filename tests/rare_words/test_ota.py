@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 
 from lexprobe.rare_words import ota  # noqa: E402
 from lexprobe.core.errors import LexprobeError  # noqa: E402
-from lexprobe.rare_words.ota_recovery import cosine_distance, run_recovery, split_without, stop_iterations  # noqa: E402
+from lexprobe.rare_words.ota_recovery import (cosine_distance, paired_curve, past_minimum, run_recovery,  # noqa: E402
+                                              split_without, stop_iterations)
 
 SYLLABLES = ["ba", "be", "bo", "da", "de", "do", "ka", "ke", "ko", "la", "le", "lo", "ma", "me", "mo", "na"]
 WORDS = ["cat", "dog", "sun", "run", "tree"] + [a + b for a in SYLLABLES for b in SYLLABLES[:12]]
@@ -221,6 +222,41 @@ def test_recovery_helpers_by_hand():
     assert stop_iterations(hist, 100, 0.01).tolist() == [200, 150]
 
 
+def test_a_stopping_rule_ends_the_run_at_a_snapshot_with_the_same_numbers(tiny):
+    model, tokenizer = tiny
+    words = ["dogsing", "cat", "sunsing"]
+    options = dict(contexts="random", init="zeros", lr=1e-2, seed=3, patience=None, snapshot_every=50)
+    full = ota.approximate(model, tokenizer, words, iterations=200, **options)
+    seen = []
+
+    def until(at, vectors):
+        seen.append((at, vectors.copy()))
+        return at == 100
+
+    cut = ota.approximate(model, tokenizer, words, iterations=200, until=until, **options)
+    assert [at for at, _ in seen] == [50, 100] and cut.snapshot_at == [0, 50, 100]
+    assert cut.iterations.tolist() == [100] * 3 and cut.loss_history.shape == (3, 100)
+    np.testing.assert_allclose(cut.vectors, full.snapshots[2], atol=1e-6)
+    np.testing.assert_allclose(seen[0][1], full.snapshots[1], atol=1e-6)  # the rule sees the words in input order
+    with pytest.raises(LexprobeError, match="one batch"):
+        ota.approximate(model, tokenizer, words, iterations=100, until=until, batch_size=2, **options)
+
+
+def test_past_minimum_and_the_paired_curve_by_hand():
+    truth = np.array([[1.0, 0.0], [0.0, 1.0]])
+    rule = past_minimum(truth, 1, 100)
+    at = lambda c: np.array([[c, np.sqrt(1 - c * c)], [np.sqrt(1 - c * c), c]])  # noqa: E731  cosine c to truth
+    # mean distance 0.5, 0.2 (new minimum at 100), 0.3, 0.25: stops 100 iterations past the minimum
+    assert [rule(50, at(0.5)), rule(100, at(0.8)), rule(150, at(0.7)), rule(200, at(0.75))] == [False] * 3 + [True]
+    static = ([0, 50, 100], np.array([[1.0, 1.0], [0.5, 0.7], [0.4, 0.4]]))
+    random = ([0, 50], np.array([[1.0, 1.0], [0.3, 0.3]]))
+    rows = paired_curve(static, random)
+    assert [r["iteration"] for r in rows] == [0, 50]  # the iterations both reached
+    assert rows[1]["difference"] == pytest.approx(0.3) and rows[1]["static"] == pytest.approx(0.6)
+    assert rows[1]["low"] == pytest.approx(0.2) and rows[1]["high"] == pytest.approx(0.4)  # two words: 0.2 or 0.4
+    assert rows[0]["difference"] == 0.0 and rows[1]["words"] == 2
+
+
 def test_recovery_on_splade_tiny_gets_closer():
     from lexprobe.sources.models import load_encoder, load_tokenizer
 
@@ -230,8 +266,9 @@ def test_recovery_on_splade_tiny_gets_closer():
                                                                       for i in ("zeros", "mean")}
     for r in res["summary"]:
         assert r["end"] < r["start"] - (0.3 if r["init"] == "zeros" else 0.0), r
-        assert set(r) == {"contexts", "init", "lr", "start", "end", "best_iteration", "its_to_95", "stop_it",
-                          "dist_at_stop", "its_to_95_ref", "read_start", "read_end"}  # no reference-only columns
+        assert set(r) == {"contexts", "init", "lr", "start", "end", "best", "best_iteration", "iterations_run",
+                          "its_to_95", "stop_it", "dist_at_stop", "its_to_95_ref", "read_start",
+                          "read_end"}  # no reference-only columns
         assert r["its_to_95_ref"] is None
     assert res["curve"][0]["iteration"] == 0 and res["curve"][0]["mean_cos_distance"] == pytest.approx(1.0)
 

@@ -278,3 +278,20 @@ def test_strategy_difference_has_a_paired_bootstrap_interval():
     half = 1.96 * d.std() / 20
     assert diff == pytest.approx(d.mean()) and low == pytest.approx(diff - half, abs=0.01)
     assert high == pytest.approx(diff + half, abs=0.01)
+
+
+def test_select_cells_caps_each_relation_and_bucket():
+    from lexprobe.rare_words.probing import select_cells
+    from lexprobe.rare_words.wnlampro_build import assign_splits
+
+    raw = [(f"w{i}", rel, "n", ["x"]) for rel in ("hypernym", "antonym") for i in range(30)]
+    entries = assign_splits(raw, freq=lambda w: [0.0, 1.5, 3.0][int(w[1:]) % 3], seed=0)  # 10 per cell
+    got = select_cells(entries, 4, seed=1)
+    cells = {}
+    for e in got:
+        cells[(e.relation, e.bucket)] = cells.get((e.relation, e.bucket), 0) + 1
+    assert cells == {(r, b): 4 for r in ("antonym", "hypernym") for b in ("rare", "medium", "frequent")}
+    assert [e.id for e in select_cells(entries, 4, seed=1)] == [e.id for e in got]
+    assert [e.id for e in select_cells(entries, 4, seed=2)] != [e.id for e in got]
+    assert {e.relation for e in select_cells(entries, 20, relations=("antonym",))} == {"antonym"}
+    assert len(select_cells(entries, 20)) == 60  # fewer than asked: the whole cell

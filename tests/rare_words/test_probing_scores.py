@@ -142,3 +142,28 @@ def test_post_stratified_means_with_uneven_cells_by_hand():
     assert diff["entries"] == 6
     assert diff["difference"] == pytest.approx((10 * (0.0 - 0.5) / 2 + 60 * 1.0 + 5 * -1.0 + 8 * (0.05 + 0.55) / 2)
                                                / 83)
+
+
+def test_relation_gap_within_relations_by_hand():
+    """Frequent minus rare within each relation holding both buckets, weighted by the relations' entries in the
+    two buckets: antonym (rare 1.0, 0.5; frequent 1.0) counts 10 + 5, hypernym (rare 0, 0.25, 0.5; frequent 0.2,
+    0.2, 1.0, 0) 60 + 8; corruption has no frequent bucket and is left out."""
+    from lexprobe.rare_words.probing_scores import relation_gap
+
+    population = {("antonym", "rare"): 10, ("hypernym", "rare"): 60, ("antonym", "frequent"): 5,
+                  ("hypernym", "frequent"): 8, ("corruption", "rare"): 500}
+    values = {("antonym", "rare"): (1.0, 0.5), ("antonym", "frequent"): (1.0,),
+              ("hypernym", "rare"): (0.0, 0.25, 0.5), ("hypernym", "frequent"): (0.2, 0.2, 1.0, 0.0),
+              ("corruption", "rare"): (0.0, 0.0)}
+    rows = [_row("original", n, rel, b, rr) for n, ((rel, b), rr) in enumerate(
+        (c, rr) for c, v in values.items() for rr in v)]
+    got = relation_gap(rows, "original", "frequent", "rare", population=population, resamples=500)
+    assert got["relations"] == ["antonym", "hypernym"] and got["entries"] == 10
+    assert got["difference"] == pytest.approx((15 * (1.0 - 0.75) + 68 * (0.35 - 0.25)) / 83)
+    assert got["low"] <= got["difference"] <= got["high"]
+    # pooled sd: squared deviations 0.125 + 0 + 0.125 + 0.59 over 10 - 4 degrees of freedom
+    assert got["sd"] == pytest.approx(np.sqrt((0.125 + 0.125 + 0.59) / 6))
+    plain = relation_gap(rows, "original", "frequent", "rare", resamples=10)  # the rows' own cell sizes weigh
+    assert plain["difference"] == pytest.approx((3 * 0.25 + 7 * 0.1) / 10)
+    none = relation_gap(rows, "original", "medium", "rare", resamples=10)
+    assert np.isnan(none["difference"]) and none["relations"] == []
