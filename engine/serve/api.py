@@ -734,7 +734,8 @@ def openapi(version: str) -> dict:
             "operationId": e.path, "summary": e.summary, "parameters": [_param_schema(p) for p in e.params],
             "responses": {"200": {"description": "the answer (JSON; CSV with format=csv)", "content": {
                 "application/json": {"schema": answer}, "text/csv": {"schema": {"type": "string"}}}},
-                "400": error, "404": error, "500": error}}}
+                "400": error, "403": error, "404": error, "500": error,
+                **({"503": error} if e.path == "projection" else {})}}}
     paths["/api/openapi.json"] = {"get": {
         "operationId": "openapi", "summary": "This document.",
         "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {
