@@ -125,3 +125,35 @@ def test_relation_means_are_each_relations_arithmetic_mean_in_table_order(labels
         assert row["tuples"] == mask.sum() and row["category"] == row["relation"][0]
         for c in names:
             assert row[c] == pytest.approx(np.mean(values[c][mask]), abs=1e-12)
+
+
+def test_each_relation_has_its_own_shuffle_stream():
+    """The PCS shuffles of a relation come from (seed, its name): the same for every caller, and two relations
+    of the same size get different shuffles (their sets do not depend on each other)."""
+    from lexprobe.analogies.offset_consistency import shuffle_rng, shuffles
+
+    starts, ends = np.arange(8), np.arange(8, 16)
+    draw = lambda name: shuffles(starts, ends, 20, shuffle_rng(3, name))  # noqa: E731
+    assert (draw("E01 capitals") == draw("E01 capitals")).all()
+    assert not (draw("E01 capitals") == draw("E02 languages")).all()
+
+
+@PROPERTY
+@given(seed=st.integers(0, 2 ** 32 - 1), within=st.booleans())
+def test_mismatched_sets_pair_a_relations_starts_with_anothers_ends_and_no_zero_offset(seed, within):
+    """Four relations, two per broad type, whose end words are other relations' start words: every mismatched set
+    takes its starts from its relation and its ends from its partner (another relation, of the same broad type or
+    not), and a start paired with itself (a zero offset) is dropped, so the set has one pair per start that
+    differs from the end it drew (R1's within-type partner R0 ends with R1's starts: zero offsets occur)."""
+    from lexprobe.analogies.offset_baselines import mismatched_sets
+    from lexprobe.analogies.offset_consistency import PairSet
+
+    starts = [np.arange(0, 6), np.arange(6, 12), np.arange(12, 18), np.arange(18, 24)]
+    rels = [PairSet(f"R{i}", "AB"[i // 2], starts[i], starts[(i + 1) % 4]) for i in range(4)]
+    for ps in mismatched_sets(rels, np.random.default_rng(seed), within=within):
+        own = next(r for r in rels if r.relation == ps.relation)
+        partner = next(r for r in rels if r.relation == ps.partner)
+        assert partner is not own and (partner.category == own.category) == within
+        assert np.isin(ps.start_ids, own.start_ids).all() and np.isin(ps.end_ids, partner.end_ids).all()
+        assert (ps.start_ids != ps.end_ids).all()
+        assert len(ps) >= 6 - len(np.intersect1d(own.start_ids, partner.end_ids))  # only zero offsets dropped

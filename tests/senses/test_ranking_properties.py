@@ -91,3 +91,28 @@ def test_mean_over_every_order_of_a_tie_is_the_random_baseline(space, k_max):
     np.testing.assert_allclose(np.mean(rotations, axis=0), want, atol=1e-12)
     p, _, _ = random_baseline(np.array([n]), np.array([R]), k_max=k_max)
     np.testing.assert_allclose(p[0], want, atol=1e-12)
+
+
+@PROPERTY
+@given(n=st.integers(1, 7), data=st.data())
+def test_random_baseline_is_the_mean_over_every_ranking(n, data):
+    """Every one of the C(N, R) placements of R relevant among N candidates is equally likely under a random
+    ranking: the mean P@k, recall@k and AP over all of them, by brute force, equal random_baseline's."""
+    from itertools import combinations
+
+    R = data.draw(st.integers(0, n))
+    k_max = data.draw(st.integers(1, n + 3))
+    ps, recalls, aps = [], [], []
+    for places in combinations(range(n), R):
+        rel = [i in places for i in range(n)]
+        ps.append([sum(rel[:k]) / k for k in range(1, k_max + 1)])
+        if R:
+            recalls.append([sum(rel[:k]) / R for k in range(1, k_max + 1)])
+            aps.append(sum(sum(rel[:i + 1]) / (i + 1) for i in range(n) if rel[i]) / R)
+    p, recall, ap = random_baseline(np.array([n]), np.array([R]), k_max=k_max)
+    np.testing.assert_allclose(p[0], np.mean(ps, axis=0), atol=1e-12)
+    if R:
+        np.testing.assert_allclose(recall[0], np.mean(recalls, axis=0), atol=1e-12)
+        assert ap[0] == pytest.approx(np.mean(aps), abs=1e-12)
+    else:
+        assert np.isnan(ap[0]) and np.isnan(recall[0]).all()
