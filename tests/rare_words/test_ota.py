@@ -139,7 +139,9 @@ def test_loss_decreases_and_only_v_gets_a_gradient(tiny):
 def test_batched_equals_one_word_at_a_time(any_tiny):
     model, tokenizer = any_tiny
     words = ["dogsing", "cat", "sunsing"] + (["bobely", "treely"] if tokenizer.cls_token == "[CLS]" else ["dog"])
-    options = dict(iterations=60, contexts="random", init="mean", lr=1e-2, seed=3)
+    # from zeros: "mean" starts a one-token word ("cat") at its exact optimum, where the padded batch's rounding
+    # (1e-15) is all the gradient and Adam, which divides by the gradient's size, turns it into full steps
+    options = dict(iterations=60, contexts="random", init="zeros", lr=1e-2, seed=3)
     batched = ota.approximate(model, tokenizer, words, batch_size=len(words), **options)
     for i, w in enumerate(words):
         alone = ota.approximate(model, tokenizer, [w], batch_size=1, **options)
