@@ -21,7 +21,7 @@ from .sense_ranking import (DEFAULT_K, DEFAULT_MIN_SENSE_COUNT, FREQUENCIES, Ins
                                without_proper_names)
 from ..core.errors import LexprobeError
 from ..core.formatting import markdown_table
-from ..runs.plots import line_grid
+from ..runs.plots import bar_chart, line_grid
 from ..runs.report import Image, Section, Table
 from ..runs.run_dir import RunDir
 
@@ -244,41 +244,208 @@ def write_bucket_report(run: RunDir, runs: dict[str, pa.Table], labels: Sequence
 
 
 
-def senses_stage(run_dir: RunDir, settings) -> Section:
-    """The main job's section: SemCor (D) against the five evaluation sets (Q, ``ALL``) with the packaged
-    MiniLM; ``--quick`` uses the first 3000 SemCor sentences, the first 400 of ALL and edge l = 100."""
-    from .sense_claims import table1
+COMPARED = ("minilm", "splade-tiny", "smollm2")
+MODEL_LABELS = {"minilm": "MiniLM", "splade-tiny": "SPLADE-tiny", "smollm2": "SmolLM2"}
+MODEL_ABOUT = {"minilm": "all-MiniLM-L6-v2, a sentence encoder distilled from a BERT-like model",
+               "splade-tiny": "a 2-layer BERT masked LM (BERT's WordPiece vocabulary)",
+               "smollm2": "SmolLM2-135M, a causal LM: the paper's GPT-2 analogue"}
+CAUSAL = "smollm2"
+MAX_LENGTH = 128          # subwords per model input; a longer sentence is read in windows (SemCor: a handful)
+SEMCOR_FRACTION = 0.1     # of SemCor's sentences, stratified by document: what 330 s on 2 cores allow (docs/senses.md)
+QUICK_FRACTIONS = {"semcor": 0.01, "streusle": 0.2}
+PAPER_LEMMA_EDGE = 500
 
-    quick = settings.quick
-    database = f"wsd:{settings.data['semcor']}"
-    queries = f"wsd:{Path(settings.data['wsd-eval']) / 'ALL'}"
-    options = SenseRunOptions(database_sentences=3000 if quick else None, query_sentences=400 if quick else None,
-                              lemma_edges=[100] if quick else list(DEFAULT_LEMMA_EDGES), seed=settings.seed)
-    summary = run_senses(settings.home, database, queries, [("minilm", None)], run_dir.path, options,
-                         device=settings.device, dtype=settings.dtype)
-    rows = summary["cells"]
-    by_cell = {r["cell"]: r for r in rows if r["queries"]}
+
+def _sample_key(corpus) -> str:
+    """What a cut corpus holds: the SHA-256 of its target ids in order (the sentences follow from them)."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(corpus.targets.column("instance_id").to_pylist()).encode()).hexdigest()
+
+
+def _model_key(model: str, dtype: str) -> str:
+    return f"{model}|last layer|mean|max_length {MAX_LENGTH}|{dtype}"
+
+
+def sample_index_for(home: Path, corpus, origin: dict, model: str, encoder, *, part: str,
+                     dtype: str = "float32") -> tuple[str, bool]:
+    """The token index of a cut corpus (:mod:`.sense_sample`) for ``model`` (last layer, mean pooling,
+    :data:`MAX_LENGTH`): one whose manifest records the same cut (the SHA-256 of its target ids) and model
+    settings, else one built now with ``encoder()`` (called only then: a reused index loads no model).
+    Returns (name, built)."""
+    from ..core.store import check_new_index, list_indexes, read_manifest, write_lock
+    from ..core.vector_index import IndexParams
+    from ..kinds.tokens import KIND, encode_corpus, write_token_index
+
+    key, model_key = _sample_key(corpus), _model_key(model, dtype)
+    for path in list_indexes(home):
+        try:
+            meta = read_manifest(path / "manifest.json")
+        except Exception:  # a damaged index is not reused; 'index verify' reports it
+            continue
+        m = meta.get("meta", {})
+        if meta.get("kind") == KIND and m.get("sample_sha256") == key and m.get("sample_model") == model_key:
+            return path.name, False
+    base = _slug(f"{corpus.name}-{part}-{Path(model).name or model}-{key[:10]}")
+    name, n = base, 2
+    while (home / name).exists():
+        name, n = f"{base}-{n}", n + 1
+    check_new_index(home, name)
+    enc = encoder()
+    with write_lock(home, name):
+        encoded = encode_corpus(enc, corpus, desc=f"index {name}")
+        write_token_index(home, name, corpus, [(corpus.targets, *encoded)], settings=enc.settings(),
+                          corpus_spec=origin["corpus"], max_sentences=None, params=IndexParams(),
+                          meta={**origin, "sample_sha256": key, "sample_model": model_key, "sample_part": part})
+    return name, True
+
+
+def _corpora(settings) -> tuple[dict, list[str]]:
+    """The two corpora of the comparison, each cut to what its ranking reads: ``key -> (database, queries,
+    origin, counts, lemma edges, description)``; and notes on what is left out."""
+    from ..sources.datasets.corpora import provenance, read_corpus
+    from .sense_sample import ranking_needs, sample_sentences, split_corpus
+
+    quick, seed = settings.quick, settings.seed
+    out, notes = {}, []
+    fraction = QUICK_FRACTIONS["semcor"] if quick else SEMCOR_FRACTION
+    semcor_spec = f"wsd:{settings.data['semcor']}"
+    semcor = sample_sentences(read_corpus(semcor_spec), fraction, seed=seed)
+    queries = read_corpus(f"wsd:{Path(settings.data['wsd-eval']) / 'ALL'}")
+    d, q, counts = ranking_needs(semcor, queries, min_sense_count=DEFAULT_MIN_SENSE_COUNT)
+    out["semcor"] = (d, q, provenance(semcor_spec), counts, [PAPER_LEMMA_EDGE * fraction],
+                     f"D = {fraction:.0%} of SemCor's sentences (seeded, stratified by document), Q = the five "
+                     "WSD evaluation sets (ALL)")
+    if "streusle" in settings.data:
+        spec = f"streusle:{settings.data['streusle']}"
+        whole = read_corpus(spec)
+        train, held = split_corpus(whole, ["train"]), split_corpus(whole, ["dev", "test"])
+        if quick:
+            train = sample_sentences(train, QUICK_FRACTIONS["streusle"], seed=seed)
+            held = sample_sentences(held, QUICK_FRACTIONS["streusle"], seed=seed)
+        d, q, counts = ranking_needs(train, held, min_sense_count=DEFAULT_MIN_SENSE_COUNT)
+        out["streusle"] = (d, q, provenance(spec), counts, list(DEFAULT_LEMMA_EDGES),
+                           "D = STREUSLE's train split, Q = its dev and test splits (the paper's split of PDEP: "
+                           "the train split is the database, dev and test query it); senses = SNACS construals")
+    else:
+        notes.append("STREUSLE not found: the preposition corpus is left out.")
+    return out, notes
+
+
+CORPUS_LABELS = {"semcor": "SemCor", "streusle": "STREUSLE"}
+
+
+def compare_senses(settings, run_dir: RunDir) -> dict:
+    """The model comparison of the main job: index (or reuse) both cut corpora with each model of
+    :data:`COMPARED`, rank, and write per corpus the Table-1 report (:func:`write_bucket_report`), the comparison
+    tables and the lift figure into ``run_dir/<corpus>``. Returns per corpus its comparison, report summary,
+    counts and description, and the notes."""
+    from ..kinds.tokens import TokenIndex
+    from ..sources.encoder import TokenEncoder
+    from .sense_compare import compare_models
+
+    corpora, notes = _corpora(settings)
+    home = Path(settings.home)
+    names: dict[tuple[str, str], tuple[str, str]] = {}
+    built = []
+    for model in COMPARED:  # one model at a time, on every core, loaded once for both corpora
+        loaded = []
+
+        def encoder(model=model, loaded=loaded):
+            if not loaded:
+                loaded.append(TokenEncoder(model, max_length=MAX_LENGTH, device=settings.device,
+                                           dtype=settings.dtype))
+            return loaded[0]
+
+        for key, (d, q, origin, *_rest) in corpora.items():
+            pair = []
+            for part, corpus in (("database", d), ("queries", q)):
+                name, new = sample_index_for(home, corpus, origin, model, encoder, part=part, dtype=settings.dtype)
+                pair.append(name)
+                built += [name] if new else []
+            names[(key, model)] = tuple(pair)
+        loaded.clear()
+    results = {}
+    for key, (_d, _q, _origin, counts, edges, about) in corpora.items():
+        labels = cell_labels(edges, DEFAULT_RATIO_EDGES)
+        runs = {}
+        for model in COMPARED:
+            d_name, q_name = names[(key, model)]
+            d_index, q_index = TokenIndex.open(d_name, home=home), TokenIndex.open(q_name, home=home)
+            table, _skips = rank_senses(Instances(d_index.table, d_index.unit), Instances(q_index.table, q_index.unit),
+                                        min_sense_count=DEFAULT_MIN_SENSE_COUNT, lemma_edges=edges,
+                                        seed=settings.seed, desc=f"rank {key} {model}")
+            runs[model] = table
+        sub = RunDir(run_dir.path / key)
+        summary = write_bucket_report(sub, runs, labels, meta={"corpus": key, "about": about, "counts": counts,
+                                                               "indexes": {m: names[(key, m)] for m in COMPARED}})
+        comparison = compare_models(runs, labels, causal=CAUSAL, seed=settings.seed, key=key)
+        sub.write_table("compare_cells", comparison.cells)
+        sub.write_table("spreads", comparison.spreads)
+        sub.write_table("contrasts", comparison.contrasts)
+        sub.write_table("causal_gaps", comparison.causal_gaps)
+        judged = [c for c in labels if any(r["cell"] == c and r["queries"] for r in comparison.cells)]
+        lift = bar_chart(sub.file("lift.png"), judged,
+                         {MODEL_LABELS[m]: [_row(comparison, m, c)["lift"] for c in judged] for m in COMPARED},
+                         intervals={MODEL_LABELS[m]: [(_row(comparison, m, c)["lift_low"],
+                                                       _row(comparison, m, c)["lift_high"]) for c in judged]
+                                    for m in COMPARED},
+                         title=f"{CORPUS_LABELS[key]}: lift over the random baseline per cell (95% lemma bootstrap)",
+                         ylabel="mean P@k / random mean P@k")
+        results[key] = {"comparison": comparison, "summary": summary, "counts": counts, "about": about,
+                        "edges": edges, "plots": [f"{key}/{p}" for p in summary["plots"].values()]
+                        + [f"{key}/{lift.name}"]}
+    return {"corpora": results, "notes": notes, "built": built}
+
+
+def _row(comparison, model: str, cell: str) -> dict:
+    return next(r for r in comparison.cells if r["model"] == model and r["cell"] == cell)
+
+
+def senses_stage(run_dir: RunDir, settings) -> Section:
+    """The main job's section: MiniLM, SPLADE-tiny and SmolLM2 compared on SemCor (a sample of it as D, the WSD
+    evaluation sets as Q) and on STREUSLE (train as D, dev and test as Q); ``--quick`` samples 1% of SemCor and a
+    fifth of STREUSLE."""
+    from .sense_claims import comparison_findings, not_here
+
+    result = compare_senses(settings, run_dir)
     section = Section("senses", TITLE, "senses")
-    built = summary["meta"]["runs"]["minilm"]["built"]
-    section.text.append(f"Token indexes {summary['meta']['runs']['minilm']['database_index']} (D) and "
-                        f"{summary['meta']['runs']['minilm']['query_index']} (Q): "
-                        + (f"built now: {', '.join(built)}." if built else "reused (manifests match)."))
-    section.findings.append(table1(rows, summary["checks"]["minilm"], section=section.key))
-    section.tables.append(Table(
-        "Table 1: mean P@k (k = 1..50) and MAP per cell of lemma frequency l and sense proportion r, "
-        "beside the random baseline", rows,
-        ["cell", "queries", "lemmas", "p_at_k_mean", "random_p_at_k_mean", "map", "random_map"]))
-    for cell, plot in summary["plots"].items():
-        section.images.append(Image(plot, f"Figure 2: P@k against k, {cell}, with the random baseline"))
-    run_meta = summary["meta"]["runs"]["minilm"]
-    section.settings = {"model": "minilm (last layer, mean pooling)", "database": database, "queries": queries,
-                        "l": "the query lemma's instances in D (the paper's text; the authors' code counts the "
-                             "sense's: run senses --frequency sense)",
-                        "multi-key instances": f"ranked by their first gold key ({run_meta['multi_key_queries']} of "
-                                               f"{by_cell['all']['queries']} queries have more than one)",
-                        "proper names": "kept (SemCor's person/group/location names; run senses --no-proper-names "
-                                        "leaves them out)",
-                        "k": options.k_max, "min sense count": options.min_sense_count,
-                        "cells": f"l edges {options.lemma_edges}, r edges {options.ratio_edges}",
-                        "sentences": "D first 3000, Q first 400" if quick else "all"}
+    section.text += result["notes"]
+    section.text.append("Token indexes " + (f"built now: {', '.join(result['built'])}." if result["built"]
+                                            else "reused (manifests match)."))
+    for key, r in result["corpora"].items():
+        c, comparison = r["counts"], r["comparison"]
+        section.text.append(
+            f"{CORPUS_LABELS[key]}: {r['about']}. Encoded: {c['database sentences encoded']:,} of "
+            f"{c['database sentences']:,} database sentences (those holding an instance of an eligible query's "
+            f"lemma: the rankings are those of the whole D), {c['eligible queries']:,} of {c['query instances']:,} "
+            f"query instances (sense {DEFAULT_MIN_SENSE_COUNT}+ times in D), {comparison.lemmas:,} lemmas. Cells: "
+            f"l edge {r['edges'][0]:g}" + (f" (the paper's 500 scaled by the sample fraction, so the cells hold the "
+                                            f"lemmas they would in the whole SemCor)" if key == "semcor" else "")
+            + ".")
+        section.findings += comparison_findings(comparison, corpus=CORPUS_LABELS[key], labels=MODEL_LABELS,
+                                                section=section.key)
+        section.tables.append(Table(
+            f"{CORPUS_LABELS[key]}: mean P@k (k = 1..50) per model and cell, the random baseline, the lift over it "
+            "and the share of the possible gain, with 95% lemma-clustered bootstrap intervals", comparison.cells,
+            ["model", "cell", "queries", "lemmas", "p_at_k", "random_p_at_k", "lift", "lift_low", "lift_high",
+             "share", "share_low", "share_high"]))
+        section.tables.append(Table(
+            f"{CORPUS_LABELS[key]}: between-model spread per cell (share of possible gain; and of mean P@k against "
+            "the smallest gain over random)", comparison.spreads,
+            ["cell", "lemmas", "spread_share", "spread_share_low", "spread_share_high", "spread_p_at_k", "gain_min",
+             "little_ratio", "little_ratio_low", "little_ratio_high"]))
+        captions = [f"Figure 2 ({CORPUS_LABELS[key]}): P@k against k per cell, each model and the random baseline",
+                    f"{CORPUS_LABELS[key]}: lift over the random baseline per cell and model"]
+        section.images += [Image(p, cap) for p, cap in zip(r["plots"], captions)]
+    section.findings += not_here(section=section.key)
+    section.settings = {
+        "models": "; ".join(f"{MODEL_LABELS[m]} ({MODEL_ABOUT[m]})" for m in COMPARED),
+        "token vectors": f"last layer, mean of the target's subwords; at most {MAX_LENGTH} subwords per input "
+                         "(longer sentences in overlapping windows)",
+        "l": "the query lemma's instances in D (the paper's text)", "k": DEFAULT_K,
+        "min sense count": DEFAULT_MIN_SENSE_COUNT, "intervals": "95% percentile bootstrap over lemmas, "
+                                                                "2000 resamples",
+        "sample": (f"SemCor {QUICK_FRACTIONS['semcor']:.0%}, STREUSLE {QUICK_FRACTIONS['streusle']:.0%} (quick)"
+                   if settings.quick else f"SemCor {SEMCOR_FRACTION:.0%} of sentences; STREUSLE whole")}
     return section

@@ -12,7 +12,8 @@ it holds. How:
 - A target's vector pools the vectors of all subwords of all its words: ``mean`` (default), ``first`` (first
   subword of the first word) or ``last`` (last subword of the last word). Pooling is one gather + index_add
   per batch, no loop over targets.
-- Sentences longer than the model's limit (``max_length`` subwords, specials included) are split into
+- Sentences longer than the model's limit (``max_length`` subwords, specials included; a smaller ``max_length``
+  caps it, to bound a large model's cost on long sentences) are split into
   overlapping windows (half a window apart, each with the model's special tokens), and a target is read from
   the window that gives it the most context on its tighter side, so every target keeps at least a quarter
   window of context each way where the sentence has it. Only a target longer than a window gets no vector.
@@ -111,10 +112,14 @@ class EncodeStats:
 def _drop_layers_above(model, top: int) -> None:
     """Cut the encoder's stack of transformer layers after layer ``top`` (the highest one pooled): the layers
     above it would only cost time. The stack is found as the module list holding ``num_hidden_layers`` blocks
-    (``encoder.layer`` in BERT-like models); a model without one is left whole."""
+    (``encoder.layer`` in BERT-like models); a model without one is left whole. A decoder with a final ``norm``
+    (Llama, SmolLM2) reports its last hidden state after that norm, so one layer more is kept: hidden state ``top``
+    stays the raw output of layer ``top``, as in the whole model."""
     import torch
 
     n = int(getattr(model.config, "num_hidden_layers", 0) or 0)
+    if isinstance(getattr(model, "norm", None), torch.nn.Module):
+        top += 1
     if top >= n:
         return
     stacks = [m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n]
@@ -127,13 +132,15 @@ class TokenEncoder:
 
     def __init__(self, model: str = DEFAULT_ENCODER, *, layers: Sequence[int] | None = None, pooling: str = "mean",
                  batch_tokens: int = DEFAULT_BATCH_TOKENS, max_batch: int = DEFAULT_MAX_BATCH,
-                 threads: int | None = None, device="auto", dtype="float32"):
+                 threads: int | None = None, device="auto", dtype="float32", max_length: int | None = None):
         import torch
 
         if pooling not in POOLINGS:
             raise LexprobeError(f"unknown pooling {pooling!r} (choose from {', '.join(POOLINGS)})")
         if batch_tokens < 1 or max_batch < 1:
             raise LexprobeError("batch sizes must be at least 1")
+        if max_length is not None and max_length < 8:
+            raise LexprobeError(f"max_length must be at least 8 subwords, not {max_length}")
         self.device, self.dtype = resolve_device(device), resolve_dtype(dtype)
         torch.set_num_threads(threads or default_threads())
         self.name, self.pooling = model, pooling
@@ -150,7 +157,8 @@ class TokenEncoder:
             raise LexprobeError(f"{model}: no layer {bad[0]} (hidden states 0..{self.num_layers}: 0 = embeddings)")
         self.layers = tuple(sorted({l % n_states for l in chosen}))
         _drop_layers_above(self.model, self.layers[-1])
-        self.max_length = max_tokens(self.tokenizer, config)
+        limit = max_tokens(self.tokenizer, config)
+        self.max_length = min(limit, max_length) if max_length else limit
 
     def __repr__(self) -> str:
         return (f"<TokenEncoder {self.name}: layers {list(self.layers)}, {self.pooling} pooling, dim {self.dim}, "

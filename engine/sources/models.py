@@ -224,9 +224,17 @@ def load_tokenizer(name: str):
 
 def load_encoder(name: str, *, device=None):
     """An ``AutoModel`` in eval mode (the bare encoder: hidden states, input embeddings), on ``device``
-    (:func:`resolve_device`; None: the CPU, where transformers loads it)."""
+    (:func:`resolve_device`; None: the CPU, where transformers loads it). A causal LM is loaded whole and its base
+    model returned: a checkpoint with tied embeddings may store them only as the output head (SmolLM2's dequantised
+    copy does), and ``AutoModel`` alone would leave the input embeddings randomly initialised."""
     from transformers import AutoModel
 
+    try:
+        causal = model_kind(name) == "causal"
+    except LexprobeError:  # neither kind (or no config): the bare model's own loader says what is wrong
+        causal = False
+    if causal:
+        return _placed(load_causal_lm(name).base_model, device)
     model = _load(AutoModel.from_pretrained, name, "model")
     return _placed(model.eval(), device)
 

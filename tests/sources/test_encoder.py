@@ -151,3 +151,48 @@ def test_bench_encode_records_both_methods(shared_data, tmp_path):
     assert result["max_diff"] < 1e-4  # both methods embed the same targets alike
     text = out.read_text()
     assert "one sentence per forward pass" in text and "speed-up" in text and "numpy float32 matmul" in text
+
+
+def test_max_length_caps_the_models_limit_and_reads_windows():
+    capped = TokenEncoder("minilm", max_length=12)
+    assert capped.max_length == 12 and capped.settings()["max_length"] == 12
+    full = TokenEncoder("minilm")
+    assert full.max_length == 512
+    words = SENTENCES[1] * 2  # 18 words, more than 12 subwords
+    vectors, ok, stats = capped.encode([words], [[(0, 1), (17, 1)]])
+    assert ok.all() and stats.split_sentences == 1 and stats.windows >= 2
+    whole, _, _ = full.encode([words], [[(0, 1), (17, 1)]])
+    assert not np.allclose(vectors, whole, atol=1e-3)  # a window is less context than the whole sentence
+    with pytest.raises(LexprobeError, match="at least 8"):
+        TokenEncoder("minilm", max_length=4)
+
+
+@pytest.mark.parametrize("layer", [15, None])
+def test_causal_hidden_states_equal_transformers_own(layer):
+    """SmolLM2 (a causal LM): the encoder's vector of a target in a short sentence, batched with a longer one
+    (right padding), equals the mean of transformers' own hidden states of that layer over the target's subwords,
+    the sentence run alone through the whole causal LM (whose input embeddings are the tied output head: the bare
+    ``AutoModel`` would leave them random)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from lexprobe.sources.models import resolve_model
+
+    encoder = TokenEncoder("smollm2", layers=[layer] if layer else None)
+    assert encoder.num_layers == 30 and encoder.layers == ((layer,) if layer else (30,))
+    sentences = [["I", "was", "high", "on", "drugs"], SENTENCES[1]]
+    spans = [[(3, 1), (4, 1)], [(1, 2)]]
+    vectors, ok, stats = encoder.encode(sentences, spans)
+    assert ok.all() and stats.batches == 1 and stats.padded_tokens > stats.subword_tokens
+    reference = AutoModelForCausalLM.from_pretrained(resolve_model("smollm2")).eval()  # the whole LM, tied weights
+    expected = []
+    for words, targets in zip(sentences, spans):
+        enc = encoder.tokenizer(words, is_split_into_words=True, return_tensors="pt")
+        with torch.inference_mode():
+            states = reference(**enc, output_hidden_states=True).hidden_states
+        assert len(states) == 31
+        hidden = states[layer if layer else 30][0].numpy()
+        for position, length in targets:
+            idx = [i for i, w in enumerate(enc.word_ids()) if w is not None and position <= w < position + length]
+            expected.append(hidden[idx].mean(0))
+    np.testing.assert_allclose(vectors, np.stack(expected), rtol=1e-4, atol=2e-3 * np.abs(expected).max())
