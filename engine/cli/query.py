@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 import numpy as np
 
-from ..kinds.analogy_queries import ALL_METHODS, DEFAULT_EPS, METHODS_HELP, SET_METHODS, VECTO_NAMES, method_name
+from ..kinds.analogy_queries import (ALL_METHODS, DEFAULT_EPS, LRCOS_SEEDS, METHODS_HELP, SET_METHODS, VECTO_NAMES,
+                                     method_name)
 from ..kinds.words import WordIndex
 from .root import Context, format_option, keep_known, model_hint, opened, query_group, skip_unknown_option
 from ..core.errors import LexprobeError
@@ -71,10 +72,13 @@ METHOD = MethodChoice()
 @click.option("--restrict-vocab", type=click.IntRange(min=1), help="Answer only with the N most frequent words.")
 @click.option("--eps", type=POSITIVE_FLOAT, default=DEFAULT_EPS, show_default=True, help="3CosMul's epsilon.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="lrcos: seed of the random negative words.")
+@click.option("--seeds", type=POSITIVE, default=LRCOS_SEEDS, show_default=True,
+              help="lrcos: seeds of its random negatives (--seed, --seed + 1, ...); each section's accuracy is their "
+                   "mean with a t interval (accuracy_low, accuracy_high): one seed's accuracy is not a result.")
 @format_option
 @click.pass_obj
 def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_unknown, method, honest, k,
-                  restrict_vocab, eps, seed, fmt) -> None:
+                  restrict_vocab, eps, seed, seeds, fmt) -> None:
     """Answer A:ASTAR::B:? (or every line of --questions). Rows: a, a_star, b, rank, word, score; for a
     four-column file: section, questions, oov, answered, correct, accuracy (questions with an unknown word
     are counted as oov and skipped, as gensim does; with avg or lrcos the questions are the section's pairs)."""
@@ -89,12 +93,23 @@ def query_analogy(obj: Context, name, words, questions, case_insensitive, skip_u
         if not (questions and _four_columns(questions)):
             raise LexprobeError(f"--method {method} learns from a relation's other pairs: give a four-column "
                                 "--questions file (each section a relation), or use 'lexprobe run analogy --dataset'")
-        from ..analogies.set_solvers import pair_section_accuracy
+        from ..analogies.set_solvers import pair_section_accuracy, seed_interval
 
-        rows = pair_section_accuracy(WordIndex.open(name, home=obj.home), questions, method=method,
-                                     restrict_vocab=restrict_vocab, case_insensitive=case_insensitive,
-                                     honest=honest, seed=seed)
-        click.echo(render(rows, fmt, ["section", "questions", "oov", "answered", "correct", "accuracy"]))
+        index = WordIndex.open(name, home=obj.home)
+        runs = [pair_section_accuracy(index, questions, method=method, restrict_vocab=restrict_vocab,
+                                      case_insensitive=case_insensitive, honest=honest, seed=seed + s)
+                for s in range(seeds if method == "lrcos" else 1)]
+        columns = ["section", "questions", "oov", "answered", "correct", "accuracy"]
+        rows = runs[0]
+        if len(runs) > 1:  # LRCos: the mean over the seeds and its t interval, per section
+            for j, row in enumerate(rows):
+                shares = [run[j]["accuracy"] for run in runs]
+                row["correct"] = float(np.mean([run[j]["correct"] for run in runs]))
+                row["accuracy"], row["accuracy_low"], row["accuracy_high"] = (None, None, None) if shares[0] is None \
+                    else (float(np.mean(shares)), *seed_interval(np.array(shares)))
+                row["seeds"] = len(runs)
+            columns += ["accuracy_low", "accuracy_high", "seeds"]
+        click.echo(render(rows, fmt, columns))
         return
     if questions and _four_columns(questions):
         from ..analogies.analogy_sections import section_accuracy

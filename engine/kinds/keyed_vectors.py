@@ -351,7 +351,8 @@ class KeyedVectorsAPI:
         if not topn:
             with np.errstate(divide="ignore", invalid="ignore"):
                 return self.raw[clip_start:clip_end] @ mean / self.norms[clip_start:clip_end]
-        restrict = clip_end if clip_start == 0 else np.arange(clip_start, clip_end)
+        restrict = (None if clip_end == len(self.words) else clip_end) if clip_start == 0 else \
+            np.arange(clip_start, clip_end)
         D, I = self.searcher.search(mean[None, :], int(topn), exclude=[exclude], restrict=restrict)
         found = I[0] >= 0
         return list(zip(self.words_at(I[0][found]), map(float, D[0][found])))

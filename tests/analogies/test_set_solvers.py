@@ -258,3 +258,21 @@ def test_lrcos_over_seeds_spreads_the_seeds(tmp_path):
     assert spread.interval[0] <= spread.mean <= spread.interval[1]
     assert spread.to_arrow().column("accuracy").to_pylist() == pytest.approx(singles)
     assert 0 <= spread.agreement <= 1 and spread.questions == len(relation.pairs)
+
+
+def test_cli_lrcos_reports_the_seeds_mean_and_interval(cli, glove_home, shared_data, tmp_path):
+    from lexprobe.analogies.set_solvers import pair_section_accuracy, seed_interval
+
+    lines = (shared_data / "google_analogy" / "questions-words.txt").read_text().splitlines()
+    section = lines[: next(i for i, line in enumerate(lines) if i and line.startswith(":"))]
+    path = tmp_path / "q.txt"
+    path.write_text("\n".join(section) + "\n")
+    out = cli("--home", glove_home, "query", "analogy", "--index", "glove", "--questions", path, "--method",
+              "LRCos", "--seeds", 3, "--seed", 2, "--restrict-vocab", 50000, "--case-insensitive", "--format", "json")
+    assert out.code == 0, out
+    first, total = json.loads(out.out)
+    glove = WordIndex.open("glove", home=glove_home)
+    shares = [pair_section_accuracy(glove, path, method="lrcos", restrict_vocab=50000, case_insensitive=True,
+                                    seed=s)[0]["accuracy"] for s in (2, 3, 4)]
+    assert first["seeds"] == 3 and first["accuracy"] == pytest.approx(np.mean(shares))
+    assert (first["accuracy_low"], first["accuracy_high"]) == pytest.approx(seed_interval(np.array(shares)))
