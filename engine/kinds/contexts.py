@@ -307,6 +307,14 @@ class ContextIndex(IndexView):
         rows = self.rows_of(word, k)
         return self.store.table(["position"]).take(pa.array(rows)).column("position").to_pylist() if len(rows) else []
 
+    def select(self, words: Iterable[str], k: int | None = None,
+               columns: Sequence[str] = ("word", "occurrences", "context")) -> pa.Table:
+        """The rows of ``words`` (each word's first ``k`` windows; unknown words have none), in the order of
+        ``words``: read from the memory-mapped shards, so a trainer holds the windows it needs, not the index."""
+        rows = [self.rows_of(w, k) for w in words]
+        rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        return self.store.table(list(columns)).take(pa.array(rows, pa.int64()))
+
     def _repr_detail(self) -> str:
         m = self.settings
         return f"{m.get('words')} words, window {m.get('window')}, cap {m.get('cap')}"

@@ -47,7 +47,8 @@ from .build import MAX_RESTARTS, ShardCutter, write_arrow, cut_shards, read_arro
 from .cluster import connect, get
 
 MAP_DIR, REDUCE_DIR = "map", "reduce"
-DEFAULT_BLOCK_BYTES = 32 << 20       # a plain-text block: about 5M words, some 20 s of one map task
+MAX_BLOCK_BYTES = 32 << 20           # a plain-text block at most: about 5M words, some 10 min of one map task
+MIN_BLOCK_BYTES = 1 << 20            # at least: the per-block files and the reducers' reads stay few
 DEFAULT_BLOCK_SENTENCES = 50_000     # a block the driver cuts from an annotated corpus
 SAMPLE_WORDS = 64                    # words a map task returns for the reduce ranges' bounds
 _BOM = "\ufeff"
@@ -85,13 +86,14 @@ def read_range(path: str, start: int, stop: int) -> Iterator[list[str]]:
                 yield words
 
 
-def block_sources(spec: str, max_sentences: int | None, block_sentences: int,
-                  block_bytes: int) -> Iterator[tuple]:
-    """A corpus's map blocks: ``("range", path, start, stop)`` read by the task itself, or ``("sentences",
-    words lists)`` cut here."""
+def block_sources(spec: str, max_sentences: int | None, block_sentences: int, block_bytes: int | None,
+                  cpus: int) -> Iterator[tuple]:
+    """A corpus's map blocks: ``("range", path, start, stop)`` read by the task itself (``block_bytes``; None:
+    four blocks a CPU of the cluster, within 1 and 32 MiB), or ``("sentences", words lists)`` cut here."""
     kind, path = parse_spec(spec)
     if kind == "text" and max_sentences is None and path.is_file() and compression_name(path) is None:
-        for a, b in text_ranges(path, block_bytes):
+        size = block_bytes or min(MAX_BLOCK_BYTES, max(MIN_BLOCK_BYTES, path.stat().st_size // (4 * cpus) + 1))
+        for a, b in text_ranges(path, size):
             yield "range", str(path), a, b
         return
     block: list[list[str]] = []
@@ -229,7 +231,7 @@ def build_contexts_index_ray(name: str, corpora: str | Sequence[str], *, home: s
                              cap: int = DEFAULT_CAP, seed: int = 0, lowercase: bool = True,
                              max_sentences: int | None = None, shard_rows: int = DEFAULT_SHARD_ROWS,
                              replace: bool = False, address: str | None = None,
-                             block_sentences: int = DEFAULT_BLOCK_SENTENCES, block_bytes: int = DEFAULT_BLOCK_BYTES,
+                             block_sentences: int = DEFAULT_BLOCK_SENTENCES, block_bytes: int | None = None,
                              reducers: int | None = None) -> dict:
     """:func:`lexprobe.kinds.contexts.build_contexts_index` with the work on Ray (map over corpus blocks,
     reduce over word ranges, shards cut by tasks): the same rows, ids and shards. The index home must be on a
@@ -238,7 +240,7 @@ def build_contexts_index_ray(name: str, corpora: str | Sequence[str], *, home: s
     ``map_bytes`` (what the map tasks wrote)."""
     if window < 1 or cap < 1:
         raise LexprobeError(f"window and cap must be at least 1 (got window {window}, cap {cap})")
-    if block_sentences < 1 or block_bytes < 1:
+    if block_sentences < 1 or (block_bytes is not None and block_bytes < 1):
         raise LexprobeError("block sizes must be at least 1")
     home = home_path(home)
     corpora = [corpora] if isinstance(corpora, str) else list(corpora)
@@ -266,7 +268,7 @@ def build_contexts_index_ray(name: str, corpora: str | Sequence[str], *, home: s
         results, pending = [], deque()
         progress = bar(desc=f"contexts {name} on ray", unit="block")
         for spec in corpora:
-            for source in block_sources(spec, max_sentences, block_sentences, block_bytes):
+            for source in block_sources(spec, max_sentences, block_sentences, block_bytes, cpus):
                 if len(pending) >= 2 * cpus:  # the driver holds a bounded number of blocks
                     ray.wait([pending.popleft()], num_returns=1)
                     progress.update()

@@ -89,6 +89,18 @@ def test_word_bounds_split_the_sample_evenly():
     assert word_bounds([], 3) == [(None, None)]
 
 
+def test_select_reads_the_words_rows(cluster, shared_data, home):
+    """A few words' windows read through the spans equal those rows of the whole table, in the words' order."""
+    build_contexts_index_ray("sel", f"wsd:{shared_data / 'wsd_eval/semeval2007'}", home=home, window=3, cap=4,
+                             shard_rows=40, block_sentences=50)
+    index = ContextIndex.open("sel", home=home)
+    whole = index.store.table(["word", "occurrences", "context"]).to_pylist()
+    words = ["the", "no-such-word", index.words[0], "of", index.words[-1]]
+    expected = [r for w in words for r in [x for x in whole if x["word"] == w][:2]]
+    assert index.select(words, k=2).to_pylist() == expected and len(expected) >= 6
+    assert index.select([]).num_rows == 0
+
+
 def test_word_spans_across_shards_equal_a_scan():
     """A word running over a shard's end keeps one span from its first row to its last."""
     shards = [["a", "a", "b"], ["b", "b", "c"], ["c"], [], ["d", "e", "e"]]
