@@ -337,8 +337,10 @@ def method_gap(better: dict[str, float], worse: dict[str, float], categories: di
                             strata=[categories[r] for r in names], resamples=RESAMPLES, seed=seed)
 
 
-def pairdirection_fails(add_table, pairdir_table, *, section: str, seed: int) -> Finding:
-    """Levy and Goldberg: PairDirection fails where 3CosAdd succeeds, on the same questions."""
+def pairdirection_fails(add_table, pairdir_table, *, section: str, seed: int, population: int | None = None
+                        ) -> Finding:
+    """Levy and Goldberg: PairDirection fails where 3CosAdd succeeds, on the same questions (rows in the same
+    order); ``population``: how many questions the tables sample, when they are a sample."""
     categories = dict(zip(add_table.column("relation").to_pylist(), add_table.column("category").to_pylist()))
     gap = method_gap(relation_accuracy([add_table]), relation_accuracy([pairdir_table]), categories, seed=seed)
     a = add_table.column("correct").to_numpy(zero_copy_only=False)
@@ -346,12 +348,15 @@ def pairdirection_fails(add_table, pairdir_table, *, section: str, seed: int) ->
     text = ("3CosAdd accuracy minus PairDirection accuracy on the same questions, mean over relations with a "
             "paired bootstrap interval over relations (stratified by broad category), above 0: PairDirection "
             "\"leads to failure\" where 3CosAdd succeeds")
+    evidence = (_evidence("3CosAdd - PairDirection", gap, len(categories)),
+                Evidence("questions only 3CosAdd answers", int((a & ~p).sum()), n=len(a)),
+                Evidence("questions only PairDirection answers", int((p & ~a).sum()), n=len(a)))
+    details = () if population is None else (
+        f"A seeded sample of {len(a)} of the {population} questions (the same for both methods). Its interval "
+        f"can detect a gap of {number(evidence[0].detectable)} (80% power); the gap to detect is a failure, "
+        "PairDirection far below 3CosAdd, so the sample decides unless the gap is smaller than that.",)
     return _finding("pairdir", "PairDirection fails where 3CosAdd succeeds (Levy & Goldberg)",
-                    Criterion(text, lambda ev: side(ev[0], 0.0)),
-                    (_evidence("3CosAdd - PairDirection", gap, len(categories)),
-                     Evidence("questions only 3CosAdd answers", int((a & ~p).sum()), n=len(a)),
-                     Evidence("questions only PairDirection answers", int((p & ~a).sum()), n=len(a))),
-                    section=section)
+                    Criterion(text, lambda ev: side(ev[0], 0.0)), evidence, section=section, details=details)
 
 
 def drozd_findings(accuracy: dict[str, dict[str, float]], categories: dict[str, str], *, lrcos_seeds: Sequence[int],

@@ -7,13 +7,14 @@ and the decomposition of the analogy score (Figures 1, 2, 8). The run layer writ
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from ..core.conventions import Result
+from ..core.seeds import rng_for
 from ..kinds.analogy_queries import DEFAULT_EPS
 from ..sources.datasets.bats import Coverage, Relation
 from .analogy import accuracy_tables, honest_shares
@@ -76,6 +77,28 @@ def analogy_test(words, relations: Sequence[Relation], coverage: Sequence[Covera
     decomposition = decompose_relations(words, list(relations), normalize=normalize)
     return AnalogyTest(usual.table, by_relation, by_category, [c.as_row() for c in coverage], honest_table, shares,
                        decomposition, relation_means(decomposition), usual.skipped, seconds)
+
+
+def sampled_questions(relations: Sequence[Relation], per_relation: int, *, seed: int) -> list[Relation]:
+    """Every relation with ``per_relation`` of its questions drawn without replacement (seeded by ``seed`` and the
+    relation's name; a relation with fewer keeps all), as listed questions: what the slow solvers answer when a
+    sample decides (PairDirection scores every word against every question's own start word)."""
+    out = []
+    for rel in relations:
+        ii, jj = rel.question_index()
+        if len(ii) > per_relation:
+            pick = np.sort(rng_for(seed, "question-sample", rel.name).choice(len(ii), per_relation, replace=False))
+            rel = replace(rel, questions=list(zip(ii[pick].tolist(), jj[pick].tolist())))
+        out.append(rel)
+    return out
+
+
+def matching_rows(table: pa.Table, like: pa.Table) -> pa.Table:
+    """The rows of question table ``table`` asking the questions of ``like`` (same relation, a, a* and b), in
+    ``like``'s order: one method's answers to the questions another answered."""
+    key = lambda t: list(zip(*(t.column(c).to_pylist() for c in ("relation", "a", "a_star", "b"))))
+    where = {k: i for i, k in enumerate(key(table))}
+    return table.take([where[k] for k in key(like)])
 
 
 def method_tables(words, relations: Sequence[Relation], methods: Sequence[str], *, lrcos_seeds: Sequence[int] = (0,),

@@ -12,11 +12,13 @@ import pytest
 
 from lexprobe.analogies import analogy_claims as ac
 from lexprobe.analogies.analogy import share_intervals
-from lexprobe.analogies.analogy_evaluation import accuracy_intervals, relation_accuracy
+from lexprobe.analogies.analogy_evaluation import (accuracy_intervals, matching_rows, relation_accuracy,
+                                                   sampled_questions)
 from lexprobe.analogies.decomposition import (decompose, pair_set_terms, relation_intervals,
                                               resampled_means)
 from lexprobe.core.findings import AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE, Evidence
 from lexprobe.core.intervals import wilson
+from lexprobe.sources.datasets.bats import Relation
 
 
 # ------------------------------------------------------------------------------------ rules of judgement
@@ -205,6 +207,29 @@ def test_pairdirection_fails():
     assert ac.pairdirection_fails(pairdir, add, section="a", seed=0).verdict == CONTRADICTS
     same, other = _method_tables(0.0, 0.2, seed=3)
     assert ac.pairdirection_fails(same, other, section="a", seed=0).verdict == INCONCLUSIVE
+
+
+def test_sampled_questions_and_matching_rows():
+    pairs = [(f"s{k}", [f"e{k}"]) for k in range(6)]
+    big, small = Relation("R01 [big]", "R01", "c", "f", pairs), Relation("R02 [small]", "R02", "c", "f", pairs[:2])
+    sample = sampled_questions([big, small], 5, seed=0)
+    ii, jj = sample[0].question_index()
+    assert len(ii) == 5 and len(set(zip(ii.tolist(), jj.tolist()))) == 5 and (ii != jj).all()
+    assert sample[1].questions is None                      # 2 questions, fewer than 5: kept whole
+    assert sampled_questions([big], 5, seed=0)[0].questions == sample[0].questions  # seeded
+    assert sampled_questions([big], 5, seed=1)[0].questions != sample[0].questions
+    table = pa.table({"relation": ["R"] * 3, "a": ["x", "y", "z"], "a_star": ["X", "Y", "Z"], "b": ["y", "z", "x"],
+                      "correct": [True, False, True]})
+    like = pa.table({"relation": ["R", "R"], "a": ["z", "x"], "a_star": ["Z", "X"], "b": ["x", "y"]})
+    assert matching_rows(table, like).column("correct").to_pylist() == [True, True]
+    assert matching_rows(table, like).column("a").to_pylist() == ["z", "x"]
+
+
+def test_pairdirection_on_a_sample_names_its_power():
+    add, pairdir = _method_tables(0.3, 0.02)
+    finding = ac.pairdirection_fails(add, pairdir, section="a", seed=0, population=100_000)
+    assert "of the 100000 questions" in finding.details[0]
+    assert f"{finding.evidence[0].detectable:.3g}"[:4] in finding.details[0]
 
 
 def test_drozd_findings_order_of_methods():
