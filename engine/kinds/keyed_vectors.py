@@ -512,13 +512,11 @@ class KeyedVectorsAPI:
     def vectors_for_all(self, keys: Iterable, allow_inference: bool = True, copy_vecattrs: bool = False):
         """gensim's ``vectors_for_all``: an in-memory words index of ``keys`` (each once, in order); unseen words
         get their n-gram vectors from a fastText ``.bin`` when ``allow_inference``, else they are left out."""
-        from .words import in_memory_index
-
         keys = list(dict.fromkeys(keys))
         if not allow_inference or self.subwords is None:
             keys = [k for k in keys if k in self]
         matrix, _ = self._vectors_of(keys)
-        return in_memory_index(keys, matrix, origin=f"{self.name}[{len(keys)} keys]", source=str(self.name))
+        return type(self)._in_memory(keys, matrix, origin=f"{self.name}[{len(keys)} keys]", source=str(self.name))
 
 
 for _name, (_way, _note) in GENSIM.items():

@@ -398,6 +398,22 @@ class WordIndex(KeyedVectorsAPI, vindex.SearchableView):
         """
         return len(self.closer_than(word1, word2)) + 1
 
+    @classmethod
+    def _in_memory(cls, words: list[str], matrix: np.ndarray, *, origin: str, source: str, meta: dict | None = None,
+                   source_ids: np.ndarray | None = None) -> "WordIndex":
+        """A words index of ``words`` and their raw vectors held in memory (a flat FAISS index; nothing written)."""
+        matrix = np.asarray(matrix, dtype=np.float32)
+        dim = matrix.shape[1]
+        unit, norms = vindex.unit_rows(matrix)
+        ids = np.arange(len(words), dtype=np.int64)
+        params = vindex.IndexParams()
+        table = _rows_table(dim, ids, words, matrix, norms, ids + 1, origin,
+                            ids if source_ids is None else source_ids)
+        manifest = {"kind": KIND, "dim": dim, "count": len(words), "source": source,
+                    "meta": {**(meta or {}), "index": params.as_dict()}}
+        store = Store(path=Path(origin), manifest=manifest, tables=[table], _dir_fd_path="")
+        return cls(store, vindex.VectorIndex(vindex.build(unit, ids, params), params))
+
     def most_similar_to_given(self, word: str, words: Iterable[str]) -> str:
         """gensim's ``most_similar_to_given``: the word of ``words`` most similar to ``word`` by cosine (equal
         similarities: the first listed).
@@ -532,7 +548,7 @@ def load_vectors(path, *, fmt: str = "auto", vocab: str | None = None, limit: in
     """
     if hasattr(path, "index_to_key") and hasattr(path, "vectors"):  # a gensim KeyedVectors
         words, matrix = list(path.index_to_key[:limit]), np.asarray(path.vectors[:limit], dtype=np.float32)
-        return in_memory_index(words, matrix, origin=type(path).__name__, source=type(path).__name__)
+        return WordIndex._in_memory(words, matrix, origin=type(path).__name__, source=type(path).__name__)
     fmt = _gensim_format(fmt, binary, no_header, fvocab, encoding, unicode_errors, datatype)
     path = str(path)
     source, chunks = read_vectors(path, fmt=fmt, vocab=vocab, limit=limit, lowercase=lowercase)
@@ -547,7 +563,7 @@ def load_vectors(path, *, fmt: str = "auto", vocab: str | None = None, limit: in
     if not words:
         raise LexprobeError(f"{path}: no vectors to read")
     origin = path if path.startswith("hf:") else Path(path).name
-    index = in_memory_index(words, np.concatenate(matrices), origin=origin, source=path, meta=source.meta(),
+    index = WordIndex._in_memory(words, np.concatenate(matrices), origin=origin, source=path, meta=source.meta(),
                             source_ids=np.concatenate(source_ids))
     index.subwords = source.subwords
     return index
@@ -571,21 +587,6 @@ def _gensim_format(fmt: str, binary, no_header, fvocab, encoding, unicode_errors
         raise LexprobeError(f"load_vectors: fmt={fmt!r} and {'binary' if binary else 'no_header'}="
                             f"{binary if binary else no_header} disagree")
     return wanted if fmt == "auto" else fmt
-
-
-def in_memory_index(words: list[str], matrix: np.ndarray, *, origin: str, source: str, meta: dict | None = None,
-                    source_ids: np.ndarray | None = None) -> WordIndex:
-    """A words index of ``words`` and their raw vectors held in memory (a flat FAISS index; nothing written)."""
-    matrix = np.asarray(matrix, dtype=np.float32)
-    dim = matrix.shape[1]
-    unit, norms = vindex.unit_rows(matrix)
-    ids = np.arange(len(words), dtype=np.int64)
-    params = vindex.IndexParams()
-    table = _rows_table(dim, ids, words, matrix, norms, ids + 1, origin, ids if source_ids is None else source_ids)
-    manifest = {"kind": KIND, "dim": dim, "count": len(words), "source": source,
-                "meta": {**(meta or {}), "index": params.as_dict()}}
-    store = Store(path=Path(origin), manifest=manifest, tables=[table], _dir_fd_path="")
-    return WordIndex(store, vindex.VectorIndex(vindex.build(unit, ids, params), params))
 
 
 def insert_words(home: Path, name: str, words: Sequence[str], matrix: np.ndarray, *, origin: str,
