@@ -57,7 +57,7 @@ STATIC_MODELS = {"am": "main-am-glove", "am-context": "main-am-context-glove", "
 STAGE = {"quick": {"epochs": 2, "target_ota": 50, "recovery_words": 200, "limit": 40, "ota_iterations": 100,
                    "max_contexts": 32, "glove_epochs": 1, "glove_words": 200, "rarity_limit": 25},
          "full": {"epochs": 4, "target_ota": 100, "recovery_words": 500, "limit": 200, "ota_iterations": 400,
-                  "max_contexts": 32, "glove_epochs": 2, "glove_words": 500, "rarity_limit": 100}}
+                  "max_contexts": 32, "glove_epochs": 2, "glove_words": 200, "rarity_limit": 50}}
 STRATEGIES = ("original", "ota", "am", "am-context")
 BUCKETS = ("rare", "medium", "frequent", "all")
 RARITY_KS = (0, 1, 2, 4, 8)
