@@ -1,8 +1,8 @@
 """The claims of *Analogies minus analogy test* (Fournier, Dunbar, Dupoux 2020), and of the solvers it cites,
 checked against a run's tables, as :class:`~lexprobe.core.findings.Finding` objects, one per claim part: the honest
 test returns b (section 3), Figure 1's three claims on the score terms, Figure 8, Figure 2's three, Figure 5,
-Table 1's OCS and PCS claims and their footnotes, the link between within-pair similarity and PCS, Levy and
-Goldberg's PairDirection and Drozd et al.'s 3CosAvg and LRCos.
+Table 1's OCS and PCS claims and their footnotes, the link between within-pair similarity and PCS (and, after
+Rogers et al., accuracy), Levy and Goldberg's PairDirection and Drozd et al.'s 3CosAvg and LRCos.
 
 How the paper's words are read (our decisions where it is ambiguous):
 
@@ -77,6 +77,8 @@ QUOTES = {
                      "Section 5, Table 1"),
     "pcs-within": ("Here, the relations which show greater within-pair similarity (Figure 1) also show higher PCS.",
                    "Section 5"),
+    "rogers": ("Rogers et al. 2017 showed that within-pair similarity is correlated with performance on the "
+               "standard arithmetic analogy test.", "Section 3 (after Rogers et al. 2017)"),
     "pairdir": ("Levy and Goldberg 2014 showed that evaluating on the basis of similarity between offsets, using "
                 "PairDirection to determine the nearest neighbours, leads to failure on analogy tests that would "
                 "otherwise succeed using the 3CosAdd objective.", "Section 3 (after Levy and Goldberg 2014)"),
@@ -550,20 +552,34 @@ def figure5(sets: Sequence[dict], *, section: str, seed: int) -> Finding:
         worst=lambda e: -e.value)
 
 
-def within_pcs(within_term: dict[str, float], sets: Sequence[dict], *, section: str, seed: int) -> Finding:
-    """Relations with greater within-pair similarity (Figure 1's term, mean per relation) show higher BATS PCS:
-    Spearman's correlation over relations with its bootstrap interval, above 0."""
+def _correlation(key: str, claim: str, x: dict[str, float], y: dict[str, float], what: str, *, section: str,
+                 seed: int) -> Finding:
+    """A positive association over relations: Spearman's correlation of ``x`` and ``y`` (relation -> value) with
+    its percentile bootstrap interval (relations resampled), above 0; Pearson's beside it."""
     from scipy.stats import pearsonr, spearmanr
 
-    bats = relation_scores(sets)["bats"]
-    names = [r for r in bats if r in within_term]
-    x, y = [within_term[r] for r in names], [bats[r]["pcs"] for r in names]
-    boot = correlation_bootstrap(x, y, seed=seed)
-    rho = float(spearmanr(x, y).statistic)
-    text = ("Spearman's correlation over relations between the within-pair term of Figure 1 (mean per relation) "
-            "and the relation's PCS, percentile bootstrap interval (relations resampled), above 0: \"greater ... "
-            "also show higher\" is a monotone association")
-    return _finding("pcs-within", "Greater within-pair similarity, higher PCS", Criterion(text, lambda ev: side(ev[0], 0.0)),
-                    (Evidence("Spearman r", rho, *boot["spearman"], len(names)),
-                     Evidence("Pearson r", float(pearsonr(x, y).statistic), *boot["pearson"], len(names))),
+    names = [r for r in x if r in y]
+    a, b = [x[r] for r in names], [y[r] for r in names]
+    boot = correlation_bootstrap(a, b, seed=seed)
+    text = (f"Spearman's correlation over relations between {what}, percentile bootstrap interval (relations "
+            "resampled), above 0: the sentence claims a monotone association")
+    return _finding(key, claim, Criterion(text, lambda ev: side(ev[0], 0.0)),
+                    (Evidence("Spearman r", float(spearmanr(a, b).statistic), *boot["spearman"], len(names)),
+                     Evidence("Pearson r", float(pearsonr(a, b).statistic), *boot["pearson"], len(names))),
                     section=section)
+
+
+def within_pcs(within_term: dict[str, float], sets: Sequence[dict], *, section: str, seed: int) -> Finding:
+    """Relations with greater within-pair similarity (Figure 1's term, mean per relation) show higher BATS PCS."""
+    pcs = {r: v["pcs"] for r, v in relation_scores(sets)["bats"].items()}
+    return _correlation("pcs-within", "Greater within-pair similarity, higher PCS", within_term, pcs,
+                        "the within-pair term of Figure 1 (mean per relation) and the relation's PCS", section=section,
+                        seed=seed)
+
+
+def within_accuracy(within_term: dict[str, float], accuracy: dict[str, float], *, section: str,
+                    seed: int) -> Finding:
+    """Rogers et al. 2017, as the paper cites them: within-pair similarity goes with 3CosAdd accuracy."""
+    return _correlation("rogers", "Within-pair similarity goes with 3CosAdd accuracy (Rogers et al.)", within_term,
+                        accuracy, "the within-pair term of Figure 1 (mean per relation) and the relation's 3CosAdd "
+                        "accuracy", section=section, seed=seed)

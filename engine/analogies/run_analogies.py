@@ -304,7 +304,8 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
     whole set would take minutes; the sample resolves the gap the paper cites, see its finding), vecto's 3CosAvg
     and LRCos (:data:`LRCOS_SEEDS` seeds) over the same relations. ``--quick``: the first 12 pairs of each
     relation, LRCos with 2 seeds."""
-    from .analogy_claims import decomposition_columns, drozd_findings, figure1, figure2, figure8, pairdirection_fails
+    from .analogy_claims import (decomposition_columns, drozd_findings, figure1, figure2, figure8, pairdirection_fails,
+                                 within_accuracy)
     from .analogy_evaluation import (accuracy_intervals, matching_rows, method_tables, relation_accuracy,
                                      sampled_questions)
     from .decomposition import relation_intervals
@@ -333,6 +334,9 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
     section.findings += figure1(intervals, section=section.key)
     section.findings.append(figure8(intervals, section=section.key, seed=settings.seed))
     section.findings += figure2(intervals, section=section.key, seed=settings.seed)
+    section.findings.append(within_accuracy({r["relation"]: r["within"] for r in intervals},
+                                            {r["relation"]: r["accuracy"] for r in run.test.by_relation},
+                                            section=section.key, seed=settings.seed))
 
     seeds = [settings.seed + k for k in range(2 if settings.quick else LRCOS_SEEDS)]
     sample = sampled_questions(relations, SAMPLED_QUESTIONS, seed=settings.seed)  # set methods answer every pair

@@ -336,6 +336,10 @@ def test_figure5_and_within_pcs():
     falling = {k: -v for k, v in rising.items()}
     found = ac.within_pcs(falling, rows, section="o", seed=0)
     assert found.verdict == CONTRADICTS and found.evidence[0].value == pytest.approx(-1.0)
+    accuracy = {r: 0.5 + 0.1 * np.sin(k) for k, r in enumerate(rising)}  # unrelated to the order
+    unrelated = ac.within_accuracy(rising, accuracy, section="a", seed=0)
+    assert unrelated.verdict == INCONCLUSIVE and unrelated.quote.startswith("Rogers et al. 2017")
+    assert ac.within_accuracy(rising, {r: 2 * v for r, v in rising.items()}, section="a", seed=0).verdict == AGREES
 
 
 def test_difference_and_mean_intervals():
