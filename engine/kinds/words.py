@@ -466,6 +466,7 @@ class WordIndex(KeyedVectorsAPI, vindex.SearchableView):
         from scipy import stats
 
         from ..core.intervals import check_correlation_input, correlation_bootstrap
+        from ..sources.datahome import dataset_path
         from ..sources.datasets.word_pairs import read_word_pairs
         from .section_scores import folded_vocab
 
