@@ -1,17 +1,59 @@
 """The store's definitions against independent references: a file's size and CRC32 over every chunk (zlib on the
-whole file), the word rule (Unicode's whitespace and control characters by unicodedata, 4096 UTF-8 bytes) and the
-index-name rule (128 characters, a letter or digit first)."""
+whole file), the manifest's checksum over every field but its own (JSON with sorted keys, as written), a shard
+holding exactly the rows its entry says, the word rule (Unicode's whitespace and control characters by
+unicodedata, 4096 UTF-8 bytes) and the index-name rule (128 characters, a letter or digit first)."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
 import zlib
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
-from lexprobe.core.errors import LexprobeError
-from lexprobe.core.store import MAX_WORD_BYTES, check_name, file_crc32, word_problem
+from lexprobe.core.errors import CorruptIndexError, LexprobeError
+from lexprobe.core.store import (MAX_WORD_BYTES, Store, StoreWriter, check_name, file_crc32, vector_array,
+                                 vector_type, word_problem, write_lock)
+
+
+def _six_rows_in_two_shards(home):
+    with write_lock(home, "t"):
+        schema = pa.schema([("id", pa.int64()), ("vector", vector_type(2))])
+        with StoreWriter(home, "t", kind="test", dim=2, schema=schema, shard_rows=3) as w:
+            w.write(pa.table({"id": np.arange(6), "vector": vector_array(np.ones((6, 2), np.float32))}))
+            w.commit(source="test")
+    path = home / "t" / "manifest.json"
+    return path, json.loads(path.read_text())
+
+
+def _sealed(manifest: dict) -> str:
+    """The manifest with its checksum: CRC32 of its JSON with sorted keys, the checksum field left out."""
+    body = {k: v for k, v in manifest.items() if k != "checksum"}
+    return json.dumps({**body, "checksum": zlib.crc32(json.dumps(body, sort_keys=True).encode())})
+
+
+def test_the_manifest_checksum_covers_the_shard_list(tmp_path):
+    """A shard entry edited without a new checksum is a manifest error (not found later at the shard)."""
+    path, manifest = _six_rows_in_two_shards(tmp_path)
+    manifest["shards"][0]["crc32"] ^= 1
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(CorruptIndexError, match="manifest.json: manifest checksum mismatch"):
+        Store.open(tmp_path / "t")
+
+
+def test_a_shard_holds_exactly_the_rows_its_entry_says(tmp_path):
+    """Entries of 4 and 2 rows for two shards of 3 (the total still 6, the checksum resealed): the first shard is
+    refused for holding fewer rows than its entry says."""
+    path, manifest = _six_rows_in_two_shards(tmp_path)
+    Store.open(tmp_path / "t")  # the resealed format is the store's own: unchanged, it opens
+    path.write_text(_sealed(manifest))
+    assert Store.open(tmp_path / "t").count == 6
+    manifest["shards"][0]["rows"], manifest["shards"][1]["rows"] = 4, 2
+    path.write_text(_sealed(manifest))
+    with pytest.raises(CorruptIndexError, match="part-00000.arrow: 3 rows, manifest says 4"):
+        Store.open(tmp_path / "t")
 
 
 def test_file_crc32_runs_over_every_chunk(tmp_path):
