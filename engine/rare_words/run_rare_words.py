@@ -278,7 +278,9 @@ def stage_probe(model: str, dataset: str, *, quick: bool, seed: int, home, devic
     (:func:`probe_wnlampro`'s ``result``; ``dataset`` is where the stage writes the entries; OTA's batches
     ``ota_batch_threads`` at once), the original keywords probed again on the ``frequency`` sample (rare and
     frequent cells of ``FREQUENCY_RELATIONS``, sized by :func:`frequency_sample_size` from the first sample:
-    ``sizing``), and the paper's Table 1 queries (``examples``)."""
+    ``sizing``), the paper's Table 1 queries (``examples``) and where this process's CPU time went (``seconds``)."""
+    import time
+
     from .cloze_queries import top_predictions
     from .language_models import load_lm
     from .probing import population_of, probe_tables, select_cells
@@ -286,20 +288,32 @@ def stage_probe(model: str, dataset: str, *, quick: bool, seed: int, home, devic
 
     size, ota_iterations = STAGE_MODELS[model]["quick" if quick else "full"]
     per_cell = STAGE_MODELS[model]["per"] == "cell"
+    clock = [time.process_time()]
+
+    def lap() -> float:
+        clock.append(time.process_time())
+        return round(clock[-1] - clock[-2], 1)
+
     entries = build_wnlampro(model, seed=seed, home=home)
+    seconds = {"model": model, "build WNLaMPro": lap()}
     lm = load_lm(model, device=device, dtype=dtype)
+    seconds["load the model"] = lap()
     result = probe_wnlampro(model, entries, dataset=dataset, strategies=STAGE_STRATEGIES,
                             limit=None if per_cell else size, per_cell=size if per_cell else None,
                             ota_iterations=ota_iterations, seed=seed, ota_batch_threads=ota_batch_threads, lm=lm)
+    seconds["probe the OTA sample (every strategy)"] = lap()
     population = population_of(entries)
     sizing = frequency_sample_size(result.rows, population, cap=FREQUENCY_CAP["quick" if quick else "full"])
     cells = [e for e in select_cells(entries, sizing["per_cell"], relations=FREQUENCY_RELATIONS, seed=seed)
              if e.bucket in ("rare", "frequent")]
     frequency = probe_tables(cells, lm, strategies=("original",), seed=seed, population=population)
+    seconds["probe the frequency sample (original)"] = lap()
     examples = [{"model": model, "word": w, "zipf": zipf(w), "answers": ", ".join(
         p["token"] for p in top_predictions(lm, f"A {w} is a ___ .", 3)), "paper (BERT)": paper}
         for w, paper in TABLE1.items()]
-    return {"entries": entries, "result": result, "frequency": frequency, "sizing": sizing, "examples": examples}
+    seconds["Table 1 queries"] = lap()
+    return {"entries": entries, "result": result, "frequency": frequency, "sizing": sizing, "examples": examples,
+            "seconds": seconds}
 
 
 def _stage_model(run_dir: RunDir, settings, model: str, computed: dict) -> dict:
@@ -344,7 +358,7 @@ def _stage_model(run_dir: RunDir, settings, model: str, computed: dict) -> dict:
                                                                            population=pop)] if rows else []
     return {"model": model, "entries": entries, "result": result, "limit": limit, "ota_iterations": ota_iterations,
             "mrr": mrr, "gaps": gaps, "marginal": marginal, "effect": effect, "splits": splits,
-            "examples": computed["examples"]}
+            "examples": computed["examples"], "seconds": computed["seconds"]}
 
 
 def _with_intervals(run: dict, seed: int) -> list[dict]:
@@ -437,6 +451,8 @@ def wnlampro_stage(run_dir: RunDir, settings) -> Section:
     bar_chart(run_dir.file("figure2.png"), labels, series, ylabel="MRR",
               title="WNLaMPro MRR by keyword frequency: " + " and ".join(STAGE_MODELS))
     section.images.append(Image("figure2.png", "Figure 2: MRR by keyword frequency and strategy, both models"))
+    section.tables.append(Table("Where the stage's time goes: CPU seconds of each model's worker process",
+                                [run["seconds"] for run in runs]))
     section.settings = {f"{run['model']}": f"at most {run['limit']} entries per {STAGE_MODELS[run['model']]['per']}, "
                                           f"OTA {run['ota_iterations']} "
                                           f"iterations; frequency sample {run['effect']['per_cell']} per cell"
