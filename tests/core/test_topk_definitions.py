@@ -46,3 +46,20 @@ def test_exact_topk_is_a_stable_sort_by_score_without_the_excluded(n, dim, k, co
         pad = k - len(cols)
         assert I[r].tolist() == cols + [-1] * pad
         assert D[r].tolist() == vals + [-np.inf] * pad
+
+
+def test_exact_topk_ranks_every_row_within_rounding_of_the_cut():
+    """Near-duplicate rows (differences at float32 rounding) and eight queries (the BLAS path, whose products round
+    otherwise than the ranking's): every row the ranking's arithmetic (ranking_scores: the compiled kernel's
+    floats, bit for bit) puts in the top k is returned, in its order (ties by column). A cut at BLAS's k-th score
+    without the rounding slack drops some."""
+    from lexprobe.core.topk import ranking_scores
+
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        V = (rng.normal(size=48) + rng.normal(size=(300, 48)) * 3e-7).astype(np.float32)
+        Q = rng.normal(size=(8, 48)).astype(np.float32)
+        _, I = exact_topk(Q, V, 5)
+        for r in range(len(Q)):
+            s = ranking_scores(Q[r:r + 1], V)[0]
+            assert I[r].tolist() == np.lexsort((np.arange(len(V)), -s))[:5].tolist()
