@@ -218,13 +218,17 @@ def _code(relation: str) -> str:
     return relation.split()[0]
 
 
+PART_NAMES = {"within_minus_offset": "within - offset", "within_minus_start": "within - start-offset",
+              "within_plus_start": "within + start-offset"}
+
+
 def _relation_cells(rows: Sequence[dict], parts: Sequence[tuple[str, bool]], label: str) -> list[tuple[Evidence, str]]:
     """One cell per relation: the verdict of all its parts (``(column, above 0)``, each from the relation's
     bootstrap interval) and the evidence of the part that decides it (the first part is named ``label``)."""
     cells = []
     for r in rows:
-        evs = [Evidence(f"{_code(r['relation'])} {label if k == 0 else c}", r[c], r[f"{c}_low"], r[f"{c}_high"],
-                        r["tuples"]) for k, (c, _) in enumerate(parts)]
+        evs = [Evidence(f"{_code(r['relation'])} {label if k == 0 else PART_NAMES.get(c, c)}", r[c], r[f"{c}_low"],
+                        r[f"{c}_high"], r["tuples"]) for k, (c, _) in enumerate(parts)]
         verdicts = [side(e, 0.0, above=up) for e, (_, up) in zip(evs, parts)]
         verdict = combine(verdicts)
         shown = evs[verdicts.index(verdict)] if verdict in verdicts else evs[0]  # the part that decides

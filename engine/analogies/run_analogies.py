@@ -83,15 +83,17 @@ class AnalogyRun:
 
 def run_analogy(words, relations: list[Relation], coverage: list[Coverage], out: str | Path, *, dataset: str,
                 method: str = "add", answers: str = "first", restrict_vocab: int | None = None,
-                eps: float = DEFAULT_EPS, honest: bool = True, normalize: bool = False, seed: int = 0) -> AnalogyRun:
-    """:func:`~lexprobe.analogies.analogy_evaluation.analogy_test` (``seed``: LRCos's random negatives), written to
+                eps: float = DEFAULT_EPS, honest: bool = True, normalize: bool = False, seed: int = 0,
+                ranks: bool = True) -> AnalogyRun:
+    """:func:`~lexprobe.analogies.analogy_evaluation.analogy_test` (``seed``: LRCos's random negatives; ``ranks``:
+    the gold ranks and MRR), written to
     ``out``: coverage (the out-of-vocabulary
     report), questions.parquet (one row per question), accuracy_relation / accuracy_category, honest.parquet +
     honest_shares (``honest``), decomposition (per tuple) and decomposition_means (per relation) with their PNG
     bar charts, and summary.json.
     """
     test = analogy_test(words, relations, coverage, method=method, restrict_vocab=restrict_vocab, eps=eps,
-                        honest=honest, normalize=normalize, seed=seed)
+                        honest=honest, normalize=normalize, seed=seed, ranks=ranks)
     run_dir = RunDir(out)
     run_dir.write_table("coverage", test.coverage)
     run_dir.write_table("questions", test.questions, markdown=False)
@@ -307,7 +309,7 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
     from .analogy_claims import (decomposition_columns, drozd_findings, figure1, figure2, figure8, pairdirection_fails,
                                  within_accuracy)
     from .analogy_evaluation import (accuracy_intervals, matching_rows, method_tables, relation_accuracy,
-                                     sampled_questions)
+                                     sampled_questions, seed_interval)
     from .decomposition import relation_intervals
     from ..kinds.words import WordIndex
     from ..sources.datasets.analogy_sets import usable_relations
@@ -318,7 +320,7 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
     relations, coverage = usable_relations(words, spec, answers="first")
     if settings.quick:
         relations = [Relation(r.name, r.code, r.category, r.file, r.pairs[:12]) for r in relations]
-    run = run_analogy(words, relations, coverage, run_dir.path, dataset=spec)
+    run = run_analogy(words, relations, coverage, run_dir.path, dataset=spec, ranks=False)  # no claim needs MRR
     shares, means = run.test.honest_shares, run.test.means
     section = Section("analogy", TITLES["analogy"], "analogies")
     section.text.append(f"{len(run.test.questions)} questions a:a*::b:b* (all ordered pairs of pairs within each of "
@@ -350,9 +352,11 @@ def analogy_stage(run_dir: RunDir, settings) -> Section:
                                                 population=len(run.test.questions)))
     section.findings += drozd_findings({m: relation_accuracy(tables[m]) for m in ("add", "avg", "lrcos")},
                                        categories, lrcos_seeds=seeds, section=section.key, seed=settings.seed)
-    lrcos_runs = [relation_accuracy([t]) for t in tables["lrcos"]]
-    section.text.append("LRCos accuracy per seed of its random negatives: " + ", ".join(
-        f"seed {s}: {np.mean(list(r.values())):.4f}" for s, r in zip(seeds, lrcos_runs)) + " (mean over relations).")
+    per_seed = [float(np.mean(list(relation_accuracy([t]).values()))) for t in tables["lrcos"]]
+    mean, low, high = seed_interval(per_seed)
+    section.text.append(f"LRCos accuracy (mean over relations) over {len(seeds)} seeds of its random negatives: "
+                        f"{mean:.4f}, t 95% interval over seeds [{low:.4f}, {high:.4f}]; per seed " + ", ".join(
+                            f"{s}: {a:.4f}" for s, a in zip(seeds, per_seed)) + ".")
     section.tables.append(Table("Accuracy per method and broad category (inputs excluded; Wilson 95% intervals; "
                                 f"3CosAdd answers every tuple, 3CosMul and PairDirection a seeded sample of "
                                 f"{SAMPLED_QUESTIONS} per relation, 3CosAvg and LRCos one question per pair, learned "

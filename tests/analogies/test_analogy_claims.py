@@ -13,7 +13,7 @@ import pytest
 from lexprobe.analogies import analogy_claims as ac
 from lexprobe.analogies.analogy import share_intervals
 from lexprobe.analogies.analogy_evaluation import (accuracy_intervals, matching_rows, relation_accuracy,
-                                                   sampled_questions)
+                                                   sampled_questions, seed_interval)
 from lexprobe.analogies.decomposition import (decompose, pair_set_terms, relation_intervals,
                                               resampled_means)
 from lexprobe.core.findings import AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE, Evidence
@@ -124,7 +124,7 @@ def test_figure1_parts():
     assert smaller.verdict == CONTRADICTS and ac.GLOVE_CAUSE in smaller.details
     # part (1) fails in a relation where the offset term beats the within-pair term: that part is shown
     first = ac.figure1(_figure1_rows(gap_bad=1), section="a")[0]
-    assert first.verdict == CONTRADICTS and first.evidence[0].name == "R39 within_minus_offset"
+    assert first.verdict == CONTRADICTS and first.evidence[0].name == "R39 within - offset"
 
 
 def _means(**columns) -> list[dict]:
@@ -185,6 +185,14 @@ def test_relation_accuracy_and_intervals_by_hand():
     lr_inf = next(r for r in rows if r["method"] == "lrcos" and r["category"] == "inflectional")
     assert (lr_inf["seeds"], lr_inf["questions"], lr_inf["accuracy"]) == (2, 4, 0.625)
     assert (lr_inf["low"], lr_inf["high"]) == pytest.approx(wilson(2, 4))  # 0.625 x 4 = 2.5 rounds to 2
+
+
+def test_seed_interval_by_hand():
+    mean, low, high = seed_interval([0.5, 0.6, 0.7])  # sd 0.1, se 0.1 / sqrt 3, t(2) 97.5% = 4.302653
+    assert mean == pytest.approx(0.6) and (high - mean) == pytest.approx(4.302653 * 0.1 / np.sqrt(3), rel=1e-5)
+    assert low == pytest.approx(2 * mean - high)
+    one = seed_interval([0.4])
+    assert one[0] == 0.4 and np.isnan(one[1]) and np.isnan(one[2])
 
 
 def _method_tables(gap: float, noise: float, seed: int = 0):
