@@ -268,14 +268,16 @@ def _model_key(model: str, dtype: str) -> str:
 
 
 def sample_index_for(home: Path, corpus, origin: dict, model: str, encoder, *, part: str,
-                     dtype: str = "float32") -> tuple[str, bool]:
+                     dtype: str = "float32", causal: bool = False) -> tuple[str, bool]:
     """The token index of a cut corpus (:mod:`.sense_sample`) for ``model`` (last layer, mean pooling,
     :data:`MAX_LENGTH`): one whose manifest records the same cut (the SHA-256 of its target ids) and model
-    settings, else one built now with ``encoder()`` (called only then: a reused index loads no model).
-    Returns (name, built)."""
+    settings, else one built now with ``encoder()`` (called only then: a reused index loads no model). A
+    ``causal`` model reads each sentence only up to its last target (:func:`.sense_sample.causal_prefixes`: the
+    same vectors, less work); the index keeps the whole sentences. Returns (name, built)."""
     from ..core.store import check_new_index, list_indexes, read_manifest, write_lock
     from ..core.vector_index import IndexParams
     from ..kinds.tokens import KIND, encode_corpus, write_token_index
+    from .sense_sample import causal_prefixes
 
     key, model_key = _sample_key(corpus), _model_key(model, dtype)
     for path in list_indexes(home):
@@ -293,7 +295,7 @@ def sample_index_for(home: Path, corpus, origin: dict, model: str, encoder, *, p
     check_new_index(home, name)
     enc = encoder()
     with write_lock(home, name):
-        encoded = encode_corpus(enc, corpus, desc=f"index {name}")
+        encoded = encode_corpus(enc, causal_prefixes(corpus) if causal else corpus, desc=f"index {name}")
         write_token_index(home, name, corpus, [(corpus.targets, *encoded)], settings=enc.settings(),
                           corpus_spec=origin["corpus"], max_sentences=None, params=IndexParams(),
                           meta={**origin, "sample_sha256": key, "sample_model": model_key, "sample_part": part})
@@ -342,6 +344,7 @@ def compare_senses(settings, run_dir: RunDir) -> dict:
     counts and description, and the notes."""
     from ..kinds.tokens import TokenIndex
     from ..sources.encoder import TokenEncoder
+    from ..sources.models import model_kind
     from .sense_compare import compare_models
 
     corpora, notes = _corpora(settings)
@@ -349,7 +352,7 @@ def compare_senses(settings, run_dir: RunDir) -> dict:
     names: dict[tuple[str, str], tuple[str, str]] = {}
     built = []
     for model in COMPARED:  # one model at a time, on every core, loaded once for both corpora
-        loaded = []
+        loaded, causal = [], model_kind(model) == "causal"
 
         def encoder(model=model, loaded=loaded):
             if not loaded:
@@ -360,7 +363,8 @@ def compare_senses(settings, run_dir: RunDir) -> dict:
         for key, (d, q, origin, *_rest) in corpora.items():
             pair = []
             for part, corpus in (("database", d), ("queries", q)):
-                name, new = sample_index_for(home, corpus, origin, model, encoder, part=part, dtype=settings.dtype)
+                name, new = sample_index_for(home, corpus, origin, model, encoder, part=part, dtype=settings.dtype,
+                                             causal=causal)
                 pair.append(name)
                 built += [name] if new else []
             names[(key, model)] = tuple(pair)

@@ -77,3 +77,18 @@ def ranking_needs(database: Corpus, queries: Corpus, *, min_sense_count: int, ma
               "database instances encoded": cut_d.targets.num_rows, "query instances": queries.targets.num_rows,
               "eligible queries": cut_q.targets.num_rows, "query sentences encoded": cut_q.sentences.num_rows}
     return cut_d, cut_q, counts
+
+
+def causal_prefixes(corpus: Corpus) -> Corpus:
+    """Each sentence cut after its last target's last word. A causal LM's hidden state of a word depends only on
+    the words before it, so the targets' vectors are the same (a sentence longer than the model's limit aside: its
+    windows may then differ) and the words after the last target are never run through the model."""
+    ends: dict[str, int] = {}
+    for s, p, n in zip(corpus.targets.column("sentence_id").to_pylist(), corpus.targets.column("position").to_pylist(),
+                       corpus.targets.column("length").to_pylist()):
+        ends[s] = max(ends.get(s, 0), p + n)
+    words = [w if s not in ends else w[:ends[s]] for s, w in zip(corpus.sentences.column("sentence_id").to_pylist(),
+                                                                  corpus.sentences.column("words").to_pylist())]
+    column = corpus.sentences.schema.get_field_index("words")
+    sentences = corpus.sentences.set_column(column, "words", pa.array(words, corpus.sentences.schema.field("words").type))
+    return Corpus(corpus.name, sentences, corpus.targets, corpus.skipped)

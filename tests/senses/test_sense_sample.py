@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from lexprobe.senses.sense_ranking import Instances, rank_senses
-from lexprobe.senses.sense_sample import ranking_needs, sample_sentences, split_corpus
+from lexprobe.senses.sense_sample import causal_prefixes, ranking_needs, sample_sentences, split_corpus
 from lexprobe.sources.datasets.corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, Corpus
 
 
@@ -99,3 +99,14 @@ def test_streusle_split_on_the_real_files(shared_data):
     assert 0 < counts["eligible queries"] < len(held.targets)
     d_keys = set(zip(d.targets.column("lemma").to_pylist(), d.targets.column("pos").to_pylist()))
     assert set(zip(q.targets.column("lemma").to_pylist(), q.targets.column("pos").to_pylist())) <= d_keys
+
+
+def test_causal_prefixes_end_at_each_sentences_last_target():
+    corpus = _corpus("c", [("a", "s0", "x", "N", "x%1"), ("b", "s1", "y", "N", "y%1")], {"s2": "d0"})
+    words = [["w0", "w1", "w2", "w3"], ["v0", "v1", "v2"], ["u0", "u1"]]
+    sentences = corpus.sentences.set_column(4, "words", pa.array(words, corpus.sentences.schema.field("words").type))
+    targets = corpus.targets.set_column(5, "position", pa.array([1, 0], pa.int32())).set_column(
+        6, "length", pa.array([2, 1], pa.int32()))
+    cut = causal_prefixes(Corpus("c", sentences, targets))
+    assert cut.sentences.column("words").to_pylist() == [["w0", "w1", "w2"], ["v0"], ["u0", "u1"]]
+    assert cut.targets.equals(targets)

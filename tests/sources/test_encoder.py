@@ -196,3 +196,5 @@ def test_causal_hidden_states_equal_transformers_own(layer):
             idx = [i for i, w in enumerate(enc.word_ids()) if w is not None and position <= w < position + length]
             expected.append(hidden[idx].mean(0))
     np.testing.assert_allclose(vectors, np.stack(expected), rtol=1e-4, atol=2e-3 * np.abs(expected).max())
+    prefix, _, _ = encoder.encode([sentences[1][:3]], [[(1, 2)]])  # causal: the words after a target change nothing
+    np.testing.assert_allclose(prefix[0], vectors[2], rtol=1e-4, atol=2e-3 * np.abs(expected).max())
