@@ -42,7 +42,7 @@ def check(Q, V, k, Dk, Ik, exclude=None):
 def pruned_only(monkeypatch):
     """The compiled kernels loaded (a process's first few queries otherwise take the full scan in numpy) and the
     full scan disabled: the answers below come from the pruned path."""
-    topk._kernels()
+    topk.load_kernels()
 
     def refuse(*args, **kwargs):
         raise AssertionError("the full scan ran: the pruned path was not tested")
