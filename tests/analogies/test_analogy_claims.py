@@ -249,7 +249,8 @@ def test_drozd_findings_order_of_methods():
                                                       seed=0)
     assert (avg_add.verdict, lrcos_add.verdict, lrcos_avg.verdict) == (AGREES, AGREES, CONTRADICTS)
     assert avg_add.evidence[0].value == pytest.approx(0.1) and "3 seeds" in lrcos_add.criterion.text
-    assert lrcos_avg.where.startswith("Drozd")
+    assert lrcos_avg.where.startswith("Drozd") and lrcos_avg.details == (ac.DROZD_CAUSE,)
+    assert avg_add.details == ()
 
 
 # -------------------------------------------------------------------------------- Table 1, Figure 5
