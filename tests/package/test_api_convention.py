@@ -46,7 +46,7 @@ RETURNS = {
               "WordIndex.vector", "WordIndex.describe", "WordIndex.suggestion", "TokenIndex.open",
               "TokenIndex.encode", "TokenIndex.encoder", "TokenIndex.target_lemma", "TokenIndex.words_of",
               "OffsetIndex.open", "OffsetIndex.relations", "OffsetIndex.kinds", "AMModel.open", "AMModel.form",
-              "AMModel.state", "WordIndex.dead_rows",
+              "AMModel.state", "AMModel.write", "WordIndex.dead_rows",
               *(f"WordIndex.{m}" for m in ("get_vector", "word_vec", "get_index", "has_index_for", "get_vecattr",
                                            "get_normed_vectors", "get_mean_vector", "distances", "cosine_similarities",
                                            "rank_by_centrality", "save_word2vec_format", "to_gensim", "vectors_for_all",
