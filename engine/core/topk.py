@@ -26,8 +26,8 @@ them still costs seconds (tens with an empty compiled-code folder), so a process
 few single queries take the full scan in BLAS and numpy (:func:`ranking_scores` reproduces the kernel's arithmetic
 bit for bit), and a batch of up to :data:`_BLAS_QUERIES` queries asked before the kernels are ready starts loading
 them in a background thread and is answered meanwhile by the same sample threshold in BLAS, every word reaching
-it ranked exactly in numpy (:meth:`TopK._sampled_in_numpy`): the same answers as the kernels, in about the time
-of one BLAS product, so a notebook's first ``neighbors`` returns as soon as gensim's first ``most_similar`` would;
+it ranked exactly in numpy (:meth:`TopK._sampled_in_numpy`), its blocks left when the kernels are ready by them:
+the same answers as the kernels, in about the time of one BLAS product, so a notebook's first ``neighbors`` returns as soon as gensim's first ``most_similar`` would;
 later batches find the kernels loaded. Larger batches load them first (they amortise it); :func:`load_kernels`
 loads them now (a server before its first request).
 """
@@ -263,7 +263,7 @@ class TopK:
             elif not _ready.is_set() and m <= _BLAS_QUERIES:
                 _load_in_background()
                 D, I = exact_topk(Q, V, k, excl, compiled=False) if small else \
-                    self._sampled_in_numpy(Q, V, k, _sorted_exclusions(excl, n), step)
+                    self._while_loading(Q, V, k, _sorted_exclusions(excl, n), step)
             elif small:
                 D, I = exact_topk(Q, V, k, excl)
             else:
@@ -322,6 +322,19 @@ class TopK:
         fallback = np.concatenate(fallback)
         if len(fallback):
             D[fallback], I[fallback] = exact_topk(Q[fallback], V, k, excl[fallback])
+        return D, I
+
+    def _while_loading(self, Q, V, k, excl, step):
+        """A batch while the kernels load: a block at a time in numpy (:meth:`_sampled_in_numpy`), the blocks left
+        when they are ready by the compiled pruned path (the same answers either way)."""
+        D = np.full((len(Q), k), -np.inf, dtype=np.float32)
+        I = np.full((len(Q), k), -1, dtype=np.int64)
+        for a in range(0, len(Q), _EXACT_BLOCK):
+            if _ready.is_set():
+                D[a:], I[a:] = self._pruned(Q[a:], V, k, excl[a:], step)
+                break
+            b = a + _EXACT_BLOCK
+            D[a:b], I[a:b] = self._sampled_in_numpy(Q[a:b], V, k, excl[a:b], step)
         return D, I
 
     def _sampled_in_numpy(self, Q, V, k, excl, step):

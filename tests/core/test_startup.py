@@ -89,6 +89,17 @@ def test_batches_in_numpy_answer_as_the_kernels(k):
     np.testing.assert_array_equal(I1, I2)
     np.testing.assert_array_equal(D1, D2)
     assert 3 not in I1[0] and 1002 not in I1[0] and I1[0, 0] == 1000
+    ready = topk._ready.is_set()
+    try:  # a batch while loading: numpy blocks, then (kernels ready) the compiled path for the rest
+        topk._ready.clear()
+        D3, I3 = searcher._while_loading(Q, V, k, topk._sorted_exclusions(excl, len(V)), step)
+        topk.load_kernels()
+        D4, I4 = searcher._while_loading(Q, V, k, topk._sorted_exclusions(excl, len(V)), step)
+    finally:
+        (topk._ready.set if ready else topk._ready.clear)()
+    for D, I in ((D3, I3), (D4, I4)):
+        np.testing.assert_array_equal(I, I2)
+        np.testing.assert_array_equal(D, D2)
 
 
 def test_numba_cache_found_by_the_next_process(tmp_path):
