@@ -187,7 +187,8 @@ def honest_verdict(b: Evidence, others: Sequence[Evidence]) -> str:
     return AGREES if all(b.low > o.high for o in others) else INCONCLUSIVE
 
 
-HONEST = Criterion("b is returned most often: its Wilson 95% interval lies above every other answer's; contradicted when another answer's interval lies wholly above b's. The "
+HONEST = Criterion("b is returned most often: its Wilson 95% interval lies above every other answer's; contradicted "
+                   "when another answer's interval lies wholly above b's. The "
                    "paper's \"most of the time, b\" compares b with the other answers the test can give",
                    lambda ev: honest_verdict(ev[0], ev[1:]))
 
