@@ -226,10 +226,11 @@ def bench_scale(obj: Context, corpus_spec, n_sentences, model, block_sentences, 
 @click.option("--bats", type=click.Path(exists=True), help="words: the BATS root, for the 3CosAdd and OCS/PCS timings.")
 @click.option("--text-sizes", default="", help="ray: comma-separated token counts of the synthetic contexts corpora.")
 @click.option("--corpus", "corpus_spec", default="semcor", show_default=True, help="ray: the token builds' corpus.")
+@click.option("--glove", is_flag=True, help="words: the packaged GloVe's own vectors at its own size (--sizes ignored).")
 @click.option("--record", type=click.Path(dir_okay=False), default="benchmarks/scaling.md", show_default=True,
               help="Markdown file the result is appended to ('' for none); rows also go to benchmarks/scaling.json.")
 @click.pass_obj
-def bench_scaling(obj: Context, part, sizes, dim, bats, text_sizes, corpus_spec, record) -> None:
+def bench_scaling(obj: Context, part, sizes, dim, bats, text_sizes, corpus_spec, glove, record) -> None:
     """How build time, memory, disk and query time grow with the vocabulary, the token rows and the Ray
     builds' corpora, against gensim and FAISS flat in the same run; exponents fitted over every size recorded."""
     from ..scale.bench_scaling import run_scaling_bench
@@ -241,7 +242,7 @@ def bench_scaling(obj: Context, part, sizes, dim, bats, text_sizes, corpus_spec,
             raise LexprobeError(f"sizes must be numbers separated by commas, not {text!r}") from None
 
     click.echo(run_scaling_bench(part, ints(sizes), dim=dim, home=obj.home, record_path=record or None, bats=bats,
-                                 corpus_spec=corpus_spec, text_sizes=ints(text_sizes)))
+                                 corpus_spec=corpus_spec, text_sizes=ints(text_sizes), glove=glove))
 
 
 @bench_group.command("serve")

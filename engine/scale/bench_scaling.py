@@ -73,13 +73,16 @@ def synthetic_words(n: int, vocabulary: list[str]) -> list[str]:
     return vocabulary[:n] + [f"w{i}" for i in range(max(0, n - len(vocabulary)))]
 
 
-def write_w2v_bin(path: Path, words: list[str], dim: int, seed: int = SEED, chunk: int = 100_000) -> None:
-    """A word2vec binary file of normal vectors drawn chunk by chunk from one seeded generator."""
+def write_w2v_bin(path: Path, words: list[str], dim: int, seed: int = SEED, chunk: int = 100_000,
+                  matrix: np.ndarray | None = None) -> None:
+    """A word2vec binary file of ``matrix``, or of normal vectors drawn chunk by chunk from one seeded generator."""
     rng = np.random.default_rng(seed)
     with open(path, "wb") as f:
         f.write(f"{len(words)} {dim}\n".encode())
         for a in range(0, len(words), chunk):
-            block = rng.standard_normal((min(chunk, len(words) - a), dim), dtype=np.float32).astype("<f4")
+            m = min(chunk, len(words) - a)
+            block = (matrix[a:a + m] if matrix is not None else rng.standard_normal((m, dim), dtype=np.float32))
+            block = np.asarray(block, dtype="<f4")
             f.write(b"".join(w.encode() + b" " + row.tobytes() + b"\n" for w, row in zip(words[a:a + chunk], block)))
 
 
@@ -99,8 +102,9 @@ print(kv.most_similar(sys.argv[2], topn=10)[0][0])
 """
 
 
-def words_point(n: int, dim: int, vocabulary: list[str], tmp: Path, relations, relation_pairs) -> dict:
-    """One size of the words curve (see the module doc)."""
+def words_point(n: int, dim: int, vocabulary: list[str], tmp: Path, relations, relation_pairs,
+                real: np.ndarray | None = None) -> dict:
+    """One size of the words curve (see the module doc); ``real``: the vocabulary's own vectors instead."""
     from ..analogies.analogy import run_relations
     from ..analogies.offset_consistency import offset_scores
     from ..kinds.words import WordIndex
@@ -109,7 +113,7 @@ def words_point(n: int, dim: int, vocabulary: list[str], tmp: Path, relations, r
 
     words = synthetic_words(n, vocabulary)
     src = tmp / f"w{n}x{dim}.bin"
-    write_w2v_bin(src, words, dim)
+    write_w2v_bin(src, words, dim, matrix=real)
     home = tmp / "home"
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     name = f"s{n}x{dim}"
@@ -157,7 +161,8 @@ def words_point(n: int, dim: int, vocabulary: list[str], tmp: Path, relations, r
                       rng=np.random.default_rng(SEED))
         ocs_s = time.perf_counter() - t0
     matrix = n * dim * 4
-    return {"part": "words", "n": n, "dim": dim, "file_bytes": file_bytes, "build_s": build_s,
+    return {"part": "words", "n": n, "dim": dim, "vectors": "synthetic" if real is None else "glove",
+            "file_bytes": file_bytes, "build_s": build_s,
             "gensim_load_s": gensim_s, "build_vs_gensim": build_s / gensim_s, "build_rss": build_rss,
             "gensim_rss": gensim_rss, "matrix_bytes": matrix, "rss_vs_matrix": build_rss / matrix,
             "disk_bytes": disk, "first_answer_s": first_s, "gensim_first_s": gensim_first_s,
@@ -365,17 +370,25 @@ def plot(rows: list[dict], path: str) -> None:
     panels = [("words", "n", ["build_s", "gensim_load_s", "first_answer_s", "gensim_first_s"], "seconds"),
               ("words", "n", ["build_rss", "matrix_bytes", "disk_bytes"], "bytes"),
               ("words", "n", ["neighbors_qps", "faiss_qps"], "queries/s (k=10)"),
-              ("tokens", "n", ["write_s", "query_big_ms"], "s / ms")]
+              ("tokens", "n", ["write_s", "query_big_ms"], "s / ms"),
+              ("words", "dim", ["build_s", "gensim_load_s", "neighbors_qps", "faiss_qps"], "s, queries/s")]
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4))
     for ax, (part, x, ys, label) in zip(axes, panels):
-        pts = sorted((r for r in rows if r["part"] == part and r.get("dim", 300) in (300, 384)), key=lambda r: r[x])
+        if x == "dim":  # the dimension curve: every dimension at the smallest N measured at several
+            sizes = [r["n"] for r in rows if r["part"] == part]
+            pts = sorted((r for r in rows if r["part"] == part and r["n"] == min(sizes, default=0)
+                          and r.get("vectors", "synthetic") == "synthetic"),
+                         key=lambda r: r[x])
+        else:
+            pts = sorted((r for r in rows if r["part"] == part and r.get("dim", 300) in (300, 384)
+                          and r.get("vectors", "synthetic") == "synthetic"), key=lambda r: r[x])
         for y in ys:
             xs = [r[x] for r in pts if r.get(y)]
             if xs:
                 b = slope(pts, x, y)
                 ax.loglog(xs, [r[y] for r in pts if r.get(y)], "o-",
                           label=f"{y} (exponent {b:.2f})" if b is not None else y)
-        ax.set_xlabel(f"{part}: rows")
+        ax.set_xlabel(f"{part}: {'dimension' if x == 'dim' else 'rows'}")
         ax.set_ylabel(label)
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -385,11 +398,13 @@ def plot(rows: list[dict], path: str) -> None:
 
 def run_scaling_bench(part: str, sizes: tuple[int, ...], *, dim: int = 300, home: Path | None = None,
                       results: str = RESULTS, plot_path: str = PLOT, record_path: str | None = None,
-                      bats: str | None = None, corpus_spec: str = "semcor", text_sizes: tuple[int, ...] = ()) -> str:
+                      bats: str | None = None, corpus_spec: str = "semcor", text_sizes: tuple[int, ...] = (),
+                      glove: bool = False) -> str:
     """Measure ``part`` at ``sizes``, add the rows to ``results``, re-fit and re-plot; returns the markdown."""
     from ..kinds.words import WordIndex
 
-    vocabulary = WordIndex.open("glove", home=home).words
+    packaged = WordIndex.open("glove", home=home)
+    vocabulary = packaged.words
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="lexprobe-scaling-", dir=os.environ.get("LEXPROBE_SCALING_TMP")) as tmp:
         tmp = Path(tmp)
@@ -399,7 +414,11 @@ def run_scaling_bench(part: str, sizes: tuple[int, ...], *, dim: int = 300, home
             relations = read_bats(bats) if bats else []
             first = relations[0] if relations else None
             pairs = ([s for s, _ in first.pairs], [a[0] for _, a in first.pairs]) if first else ([], [])
-            rows = [words_point(n, dim, vocabulary, tmp, relations, pairs) for n in sizes]
+            if glove:  # the packaged GloVe's own vectors, at its own size and dimension
+                rows = [words_point(len(vocabulary), packaged.dim, vocabulary, tmp, relations, pairs,
+                                    real=np.asarray(packaged.raw))]
+            else:
+                rows = [words_point(n, dim, vocabulary, tmp, relations, pairs) for n in sizes]
         elif part == "tokens":
             rows = [tokens_point(n, tmp) for n in sizes]
         elif part == "ray":
@@ -413,7 +432,8 @@ def run_scaling_bench(part: str, sizes: tuple[int, ...], *, dim: int = 300, home
     plot(everything, plot_path)
     notes = [f"load average (1, 5, 15 min) after: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
              f"({os.cpu_count()} cores, shared with other jobs)"]
-    same = [r for r in everything if r["part"] == part and r.get("dim", dim) == dim]
+    same = [r for r in everything if r["part"] == part and r.get("dim", dim) == dim
+            and r.get("vectors", "synthetic") == "synthetic"]
     for y in {"words": ("build_s", "gensim_load_s", "build_rss", "disk_bytes", "first_answer_s", "neighbors_qps",
                         "faiss_qps", "bats_s"),
               "tokens": ("write_s", "disk_bytes", "query_big_ms", "query_100_ms"),
