@@ -309,3 +309,72 @@ def test_relation_intervals_ends_by_hand_from_their_draws():
         assert row["score"] == pytest.approx(np.mean(u), abs=1e-12) and row["pairs"] == n
         assert (row["score_low"], row["score_high"]) == pytest.approx(
             (percentile(means, 0.025), percentile(means, 0.975)), abs=1e-12)
+
+
+# ------------------------------------------------------------------- the frequency gap within relations
+
+
+def test_relation_gap_ends_by_hand_and_its_weights():
+    """relation_gap: per relation holding both buckets, mean(high) - mean(low), weighted by the relation's entries
+    in the two buckets (population's, else the rows'); one generator per call drawing, relation by relation in
+    sorted order, the high cell then the low cell. A relation with one bucket only is left out."""
+    from lexprobe.rare_words.probing_scores import relation_gap
+
+    rng = np.random.default_rng(23)
+    sizes = {("a", "frequent"): 5, ("a", "rare"): 7, ("b", "frequent"): 6, ("b", "rare"): 4, ("c", "rare"): 3}
+    values = {c: rng.random(n) for c, n in sizes.items()}
+    rows = [{"strategy": "s", "id": i, "relation": rel, "bucket": b, "rr": float(v)}
+            for i, ((rel, b), v) in enumerate((c, v) for c, vs in values.items() for v in vs)]
+    R, seed = 233, 5
+    for population in (None, {("a", "frequent"): 50, ("a", "rare"): 10, ("b", "frequent"): 5, ("b", "rare"): 35,
+                              ("c", "rare"): 99}):
+        size = population or sizes
+        w = {r: (size[(r, "frequent")] + size[(r, "rare")]) / sum(size[(x, b)] for x in "ab"
+                                                                  for b in ("frequent", "rare")) for r in "ab"}
+        draws = np.random.default_rng(seed)
+        boots = np.zeros(R)
+        for r in "ab":
+            for b, sign in (("frequent", 1), ("rare", -1)):
+                v = values[(r, b)]
+                boots += sign * w[r] * np.array([v[i].mean() for i in draws.integers(0, len(v), size=(R, len(v)))])
+        got = relation_gap(rows, "s", "frequent", "rare", population=population, resamples=R, seed=seed)
+        want = sum(w[r] * (values[(r, "frequent")].mean() - values[(r, "rare")].mean()) for r in "ab")
+        assert got["relations"] == ["a", "b"] and got["entries"] == 22
+        assert got["difference"] == pytest.approx(want, abs=1e-12)
+        assert (got["low"], got["high"]) == pytest.approx((percentile(boots, 0.025), percentile(boots, 0.975)),
+                                                          abs=1e-12)
+
+
+def test_relation_gap_covers_the_within_relation_frequency_effect():
+    """Two relations, each with a frequent and a rare cell of 30 entries (RR as in the MRR coverage test): the true
+    gap is the relations' mean(frequent) - mean(rare) weighted by their populations' entries."""
+    from lexprobe.rare_words.probing_scores import relation_gap
+
+    rng = np.random.default_rng(24)
+    cells = {("antonym", "rare"): (30, 0.2), ("antonym", "frequent"): (30, 0.5),
+             ("hypernym", "rare"): (30, 0.6), ("hypernym", "frequent"): (30, 0.7)}
+    population = {("antonym", "rare"): 100, ("antonym", "frequent"): 20, ("hypernym", "rare"): 30,
+                  ("hypernym", "frequent"): 50}
+    mean = {c: p + (1 - p) / 4 for c, (_, p) in cells.items()}
+    truth = sum((population[(r, "frequent")] + population[(r, "rare")]) * (mean[(r, "frequent")] - mean[(r, "rare")])
+                for r in ("antonym", "hypernym")) / sum(population.values())
+    got = []
+    for i in range(DRAWS):
+        g = relation_gap(_rows(rng, cells), "original", "frequent", "rare", population=population, resamples=400,
+                         seed=i)
+        got.append((g["low"], g["high"]))
+    lo, hi = binomial_bounds(DRAWS)
+    assert lo <= covered(got, truth) <= hi
+
+
+def test_relation_gap_of_equal_buckets_keeps_its_width():
+    """A relation whose frequent and rare cells hold the same values: the gap is 0 and its interval has the width
+    of a difference of two independent resampled means (a generator per cell would draw the same indices)."""
+    from lexprobe.rare_words.probing_scores import relation_gap
+
+    v = [0.0, 0.25, 0.5, 1.0, 1.0, 0.1, 0.0, 0.75]
+    rows = [{"strategy": "s", "id": i, "relation": "r", "bucket": b, "rr": x}
+            for i, (b, x) in enumerate([("rare", x) for x in v] + [("frequent", x) for x in v])]
+    g = relation_gap(rows, "s", "frequent", "rare", resamples=2000, seed=1)
+    se = np.std(v) / math.sqrt(len(v)) * math.sqrt(2)
+    assert g["difference"] == 0.0 and g["high"] - g["low"] == pytest.approx(2 * 1.96 * se, rel=0.15)
