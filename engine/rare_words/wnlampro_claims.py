@@ -57,9 +57,9 @@ def _finding(key: str, claim: str, criterion: Criterion, evidence, *, section: s
                    where=where, paper_value=paper_value)
 
 
-def _interval(name: str, row: Mapping, prefix: str = "") -> Evidence:
-    return Evidence(name, float(row[f"{prefix}difference"]), float(row[f"{prefix}low"]), float(row[f"{prefix}high"]),
-                    int(row[f"{prefix}entries"]) if f"{prefix}entries" in row else row.get("words"))
+def _interval(name: str, row: Mapping) -> Evidence:
+    """A difference with its interval from a :func:`lexprobe.rare_words.probing_scores.compare_strategies` row."""
+    return Evidence(name, float(row["difference"]), float(row["low"]), float(row["high"]), int(row["entries"]))
 
 
 # ------------------------------------------------------------------------------------------------ Figure 1
