@@ -131,7 +131,7 @@ def run_startup_bench(home: Path, name: str, *, word: str = "king", k: int = 5, 
             commands["lexprobe query analogy, one question"] = lexprobe + ["query", "analogy", "--index", name,
                                                                            *analogy, "-k", str(k)]
         if batch:
-            commands[f"lexprobe query neighbors, {len(batch)} words (compiled kernels)"] = lexprobe + [
+            commands[f"lexprobe query neighbors, {len(batch)} words (a batch)"] = lexprobe + [
                 "query", "neighbors", "--index", name, *batch, "-k", str(k)]
         times: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
         outputs: dict[str, str] = {}
