@@ -228,7 +228,7 @@ class Service:
                 if Store.open(self.indexes.home / name, verify=False).manifest["kind"] != WordIndex.kind:
                     continue
                 index = self.indexes.get(name, WordIndex)
-                index.vectors.search(np.full((1, index.dim), index.dim ** -0.5, np.float32), 1)
+                index.searcher.search(np.full((1, index.dim), index.dim ** -0.5, np.float32), 1)
                 opened.append(name)
             except (LexprobeError, OSError, KeyError, TypeError, ValueError):
                 continue
@@ -495,7 +495,7 @@ class Service:
             raise BadRequest(f"index {index.name!r} has no inserted words (origin ota or am: 'lexprobe ota --into' "
                              f"or 'lexprobe am --into' adds them)")
         check_size(len(inserted), method, f"{len(inserted)} inserted words")
-        scores, found = index.vectors.search(index.unit_of(inserted), k, exclude=np.tile(inserted, (len(inserted), 1)))
+        scores, found = index.searcher.search(index.unit_of(inserted), k, exclude=np.tile(inserted, (len(inserted), 1)))
         best: dict[int, float] = {}
         for row_ids, row_scores in zip(found, scores):
             for i, score in zip(row_ids.tolist(), row_scores.tolist()):

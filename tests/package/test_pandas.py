@@ -67,6 +67,8 @@ PRODUCERS = {
                                                                     f"bats:{r / 'r.txt'}")),
     "WordIndex.evaluate_word_pairs": lambda r, h, t: lexprobe.open_index("w", home=h).evaluate_word_pairs(
         _pairs_file(r), n_resamples=50),
+    "WordIndex.evaluate_word_analogies": lambda r, h, t: lexprobe.open_index("w", home=h).evaluate_word_analogies(
+        _questions_file(r)),
     "sense_ranking": lambda r, h, t: lexprobe.sense_ranking(t(), k_max=2, min_sense_count=2),
     "TokenIndex.query": lambda r, h, t: t().query("they fished from the bank of the stream", "bank", k=2),
     "AMModel.infer": lambda r, h, t: _am_model().infer(["ab"], [[["x", "y"]]]),
@@ -78,6 +80,12 @@ def _pairs_file(root):
     path.write_text("".join(f"{a}\t{b}\t{s}\n" for a, b, s in [("man", "woman", 8.3), ("king", "queen", 8.6),
                                                              ("boy", "girl", 8.0), ("crown", "man", 1.2),
                                                              ("throne", "girl", 0.8)]))
+    return path
+
+
+def _questions_file(root):
+    path = root / "questions.txt"
+    path.write_text(": family\nman king woman queen\nman woman king queen\nboy girl man woman\n")
     return path
 
 
