@@ -78,11 +78,11 @@ def run_neighbors_bench(home: Path, name: str, *, n_queries: int = 8192, small_b
     flat = faiss_flat(unit)
     kv = gensim_vectors(index)
     words = index.word_array
-    index.vectors.search(queries[:64], 10, exclude=ids[:64, None])  # warm-up: compiled kernels, cheap copy
+    index.searcher.search(queries[:64], 10, exclude=ids[:64, None])  # warm-up: compiled kernels, cheap copy
     rows, ratios, agree = [], {}, {}
     for k in ks:
-        t_ours, (D, I) = timed(lambda: index.vectors.search(queries, k, exclude=ids[:, None]))
-        t_ours_small, _ = timed(lambda: [index.vectors.search(queries[a:a + small_batch], k,
+        t_ours, (D, I) = timed(lambda: index.searcher.search(queries, k, exclude=ids[:, None]))
+        t_ours_small, _ = timed(lambda: [index.searcher.search(queries[a:a + small_batch], k,
                                                               exclude=ids[a:a + small_batch, None])
                                          for a in range(0, small, small_batch)])
         t_large, (Dl, Il) = timed(lambda: faiss_neighbors(flat, queries, ids, k, len(queries)))
