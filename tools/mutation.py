@@ -316,7 +316,7 @@ def main(argv=None) -> int:
         report, details = [], []
         try:
             report, details = run_catalogue(args, config, wt, env)
-            report[0] += f" ({head.stdout.strip()})"
+            report[0] = report[0].replace(":", f" ({head.stdout.strip()}):", 1)
         finally:
             subprocess.run(["git", "-C", str(wt), "checkout", "--", "."], check=False)
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(wt)], check=False)
