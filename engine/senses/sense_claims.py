@@ -114,11 +114,14 @@ def rare_differ(comparison: ModelComparison, *, corpus: str, section: str) -> Fi
     return _with_details(finding, details)
 
 
-def causal_lowest(comparison: ModelComparison, *, corpus: str, label: str, section: str) -> Finding:
-    """Per r < 0.25 cell: the other models' lowest lift minus the causal model's, above 0."""
+def causal_lowest(comparison: ModelComparison, *, corpus: str, label: str, section: str,
+                  names: dict[str, str] | None = None) -> Finding:
+    """Per r < 0.25 cell: the other models' lowest lift minus the causal model's, above 0 (``names``: model ->
+    its name in the report)."""
+    names = names or {}
     rows = [r for r in comparison.causal_gaps if r["lemmas"] >= MIN_LEMMAS]
-    evidence = [Evidence(f"{_cell(r['cell'])}: {r['closest']} - {label} lift", r["gap"], r["low"], r["high"],
-                         n=r["lemmas"]) for r in rows]
+    evidence = [Evidence(f"{_cell(r['cell'])}: {names.get(r['closest'], r['closest'])} - {label} lift", r["gap"],
+                         r["low"], r["high"], n=r["lemmas"]) for r in rows]
     finding = Finding(PAPER, f"{label} (causal) lowest on rare senses ({corpus})", intervals_above(0.0, CAUSAL_TEXT),
                       tuple(evidence), section=section, quote=RARE_QUOTE, where=WHERE)
     details = [f"{label}'s lift in the rare-sense cells: " + "; ".join(
@@ -155,5 +158,5 @@ def comparison_findings(comparison: ModelComparison, *, corpus: str, labels: dic
             rare_differ(comparison, corpus=corpus, section=section)]
     if comparison.causal:
         out.append(causal_lowest(comparison, corpus=corpus, label=labels.get(comparison.causal, comparison.causal),
-                                 section=section))
+                                 section=section, names=labels))
     return out

@@ -96,8 +96,9 @@ def test_an_interval_too_wide_for_the_papers_effect_is_underpowered():
 def test_causal_model_lowest_on_rare_senses(gap, verdict):
     row = {"cell": RARE, "lemmas": 20, "causal": "lm", "closest": "m", "causal_lift": 1.5, "gap": gap[0],
            "low": gap[1], "high": gap[2]}
-    finding = sc.causal_lowest(_comparison(gaps=[row]), corpus="STREUSLE", label="LM", section="senses")
-    assert finding.verdict == verdict and finding.evidence[0].name == f"{RARE.replace(', ', ' ')}: m - LM lift"
+    finding = sc.causal_lowest(_comparison(gaps=[row]), corpus="STREUSLE", label="LM", section="senses",
+                               names={"m": "M"})
+    assert finding.verdict == verdict and finding.evidence[0].name == f"{RARE.replace(', ', ' ')}: M - LM lift"
 
 
 def test_claims_about_absent_models_are_untestable_with_a_reason():
