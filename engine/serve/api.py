@@ -15,6 +15,8 @@ client learns names, not the layout of the server's disks.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import threading
@@ -45,7 +47,8 @@ from .opened import Models, NotFound, OpenIndexes, warm_kernels
 MAX_K = 1000          # the most results one request may ask for
 MAX_TEXT = 2000       # the longest sentence or probe text, in characters
 MAX_SHUFFLES = 500
-MAX_LIST = 20_000     # the longest word or pair list, in characters (1000 words of 20)
+MAX_LIST = 20_000     # the longest word or pair list or metadata file, in characters (1000 words of 20)
+MAX_COLUMNS = 20      # the most metadata columns besides the label
 VIEWS = ("words", "neighbors", "relation", "senses", "inserted")
 INSERTED = ("ota", "am")  # the origins of words inserted into a words index (lexprobe ota/am --into)
 # frequency buckets of a words index's row order (its rank column: frequency rank in GloVe, word2vec and fastText
@@ -156,6 +159,29 @@ def pair_list(params: Mapping[str, str], name: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(pairs))
 
 
+def metadata_table(params: Mapping[str, str], name: str) -> tuple[list[str], dict[str, dict]]:
+    """A user's metadata file (CSV, or TSV when its header has a tab): a header row naming the label column and up
+    to :data:`MAX_COLUMNS` more, then one row per label. Returns the columns besides the label and each label's
+    values by column (an empty cell None; a label given twice keeps its first row); no file: ``([], {})``."""
+    raw = text(params, name, default="", limit=MAX_LIST)
+    if not raw:
+        return [], {}
+    reader = csv.reader(io.StringIO(raw), delimiter="\t" if "\t" in raw.splitlines()[0] else ",")
+    header = [h.strip() for h in next(reader)]
+    if len(header) < 2 or not all(header) or len(set(header)) < len(header) or len(header) > MAX_COLUMNS + 1:
+        raise BadRequest(f"parameter {name!r}: the header row must name the label column and 1 to {MAX_COLUMNS} more "
+                         f"columns, each once (e.g. word,category), not {','.join(header)[:80]!r}")
+    rows: dict[str, dict] = {}
+    for row in reader:
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            raise BadRequest(f"parameter {name!r}, line {reader.line_num}: {len(row)} fields where the header has "
+                             f"{len(header)}")
+        rows.setdefault(row[0].strip(), {h: cell.strip() or None for h, cell in zip(header[1:], row[1:])})
+    return header[1:], rows
+
+
 def check_size(n: int, method: str, what: str) -> None:
     """A 400 when ``n`` points are more than ``method`` projects in one request (:data:`.projection.MAX_POINTS`)."""
     cap = projection.MAX_POINTS[method]
@@ -257,8 +283,10 @@ class Service:
 
     @staticmethod
     def _known(index: WordIndex, word: str) -> str:
+        """``word``, or a 404 with the CLI's suggestion (the case the index has: ``try 'king'``)."""
         if word not in index.word_to_id:
-            raise NotFound(f"unknown word {word!r} (not in index {index.name!r})")
+            s = index.suggestion(word)
+            raise NotFound(f"unknown word {word!r} (not in index {index.name!r}{f'; try {s!r}' if s else ''})")
         return word
 
     # ------------------------------------------------------------------------------------ neighbours
@@ -398,30 +426,75 @@ class Service:
         - ``inserted``: the words inserted into the index by ``ota`` or ``am`` (group = that origin) and each
           one's ``k=`` nearest original words (group = their origin, score = cosine to the inserted word).
 
-        Words the index lacks are listed in ``unknown``; fewer than two known points (three for UMAP) is a 400,
-        and so is a set larger than the method's :data:`~.projection.MAX_POINTS`."""
+        ``method=axes`` places each point by its cosine with two directions (:meth:`_axis`: ``x_axis=man->woman``,
+        ``y_axis=bats:I01``), listed in ``axes``. ``metadata=`` (a CSV or TSV file's text, :func:`metadata_table`)
+        gives each point the ``metadata`` of its label (null where the file lacks it); ``metadata_columns`` names
+        them. Words the index lacks are listed in ``unknown`` (``suggestions``: the case the index has, as the CLI
+        suggests); fewer than two known points (three for UMAP, one for axes) is a 400, and so is a set larger than
+        the method's :data:`~.projection.MAX_POINTS`."""
         view = choice(params, "view", VIEWS, "words")
         method = choice(params, "method", projection.METHODS, "pca")
         seed = integer(params, "seed", 0, 0, 2 ** 31 - 1)
         perplexity = real(params, "perplexity", projection.PERPLEXITY, 1, 100)
         n_neighbors = integer(params, "n_neighbors", projection.N_NEIGHBORS, 2, 200)
+        columns, metadata = metadata_table(params, "metadata")
         if view == "senses":
+            if method == "axes":
+                raise BadRequest("method axes takes word axes of a words index; the senses view projects a token "
+                                 "index (use pca, tsne or umap)")
             index = self.indexes.get(text(params, "index"), TokenIndex)
             labels, matrix, meta, edges, unknown = self._sense_points(index, params, method)
+            suggestions = {}
         else:
             index = self._words(params)
             labels, matrix, meta, edges, unknown = getattr(self, f"_{view}_points")(index, params, method)
+            suggestions = {w: s for w in unknown[:MAX_K] if (s := index.suggestion(w))}
+        axes = [self._axis(index, params, name) for name in ("x_axis", "y_axis")] if method == "axes" else []
         check_size(len(labels), method, f"{len(labels)} points")
         needed = projection.MIN_POINTS[method]
         if len(labels) < needed:
             missing = f" (not in index {index.name!r}: {', '.join(map(repr, unknown[:10]))})" if unknown else ""
             raise BadRequest(f"{method} needs at least {needed} points; this {view} view has {len(labels)}{missing}")
-        coords, library, explained = projection.project(matrix, method, seed, perplexity=perplexity,
-                                                        n_neighbors=n_neighbors)
+        coords, library, explained = projection.project(
+            matrix, method, seed, perplexity=perplexity, n_neighbors=n_neighbors,
+            axes=np.stack([direction for direction, _ in axes]) if axes else None)
         points = [{"label": label, "x": float(x), "y": float(y), **m}
                   for label, (x, y), m in zip(labels, coords, meta)]
+        if columns:
+            for point in points:
+                point["metadata"] = metadata.get(point["label"])
+        about = [info for _, info in axes]
+        if axes:
+            x, y = (direction / np.linalg.norm(direction) for direction, _ in axes)
+            about[1]["cosine_to_x"] = float(x @ y)
         return {"index": index.name, "view": view, "method": method, "library": library, "seed": seed,
-                "n": len(points), "points": points, "edges": edges, "unknown": unknown, "explained": explained}
+                "n": len(points), "points": points, "edges": edges, "unknown": unknown, "suggestions": suggestions,
+                "explained": explained, "axes": about, "metadata_columns": columns}
+
+    def _axis(self, index: WordIndex, params: Mapping[str, str], name: str) -> tuple[np.ndarray, dict]:
+        """The direction of one word axis and what it is: ``FROM->TO`` is the unit offset of a word pair, and
+        ``DATASET:RELATION`` (``bats:I01``) the mean of the relation's unit offsets (OCS's offsets, the pairs the
+        index has; ``lowercase=1`` lowercases the dataset). A zero direction is a 400."""
+        spec = text(params, name)
+        if "->" in spec:
+            start, _, end = (part.strip() for part in spec.partition("->"))
+            if not start or not end:
+                raise BadRequest(f"parameter {name!r}: a word each side of '->' (e.g. man->woman), not {spec[:80]!r}")
+            pairs = [(self._known(index, start), self._known(index, end))]
+        elif ":" in spec:
+            dataset, _, wanted = (part.strip() for part in spec.partition(":"))
+            rel = self._relation(self._relations_of(index, dataset, flag(params, "lowercase")), dataset, wanted)
+            pairs = [(s, e) for s, e in zip(rel.starts, rel.ends) if s != e]
+        else:
+            raise BadRequest(f"parameter {name!r} must be FROM->TO (two words, e.g. man->woman) or DATASET:RELATION "
+                             f"(e.g. bats:I01), not {spec[:80]!r}")
+        starts, ends = index.ids([s for s, _ in pairs]), index.ids([e for _, e in pairs])
+        keep = np.any(index.raw_of(starts) != index.raw_of(ends), axis=1) if len(pairs) else np.zeros(0, bool)
+        direction = unit_offsets(index.raw, starts[keep], ends[keep])[1].mean(axis=0) if keep.any() else None
+        if direction is None or not np.linalg.norm(direction) > 0:
+            raise BadRequest(f"parameter {name!r}: {spec[:80]!r} gives no direction (no pair of two different "
+                             "vectors)")
+        return direction, {"axis": name[0], "spec": spec, "pairs": int(keep.sum())}
 
     @staticmethod
     def _word_meta(index: WordIndex, ids: np.ndarray, groups: Sequence[str], scores: Sequence) -> list[dict]:
@@ -663,7 +736,8 @@ ENDPOINTS = (
              (Param("model", "one of the served models (default: the first)"),
               Param("text", "a text with one blank ___", required=True, max_length=MAX_TEXT), _k(10), _FORMAT),
              ("rows",), {"rank": _I, "token": _S, "probability": _N}, {"model": _S, "text": _S, "k": _I}),
-    Endpoint("projection", "projection", "A 2-D projection (PCA, t-SNE or UMAP) of one view's points.",
+    Endpoint("projection", "projection", "A 2-D projection (PCA, t-SNE, UMAP or two word axes) of one view's "
+                                         "points.",
              (Param("index", "a words index (a token index for view=senses)", required=True),
               Param("view", "which points", default="words", enum=VIEWS),
               Param("method", "the projection", default="pca", enum=projection.METHODS), _SEED,
@@ -679,13 +753,24 @@ ENDPOINTS = (
               Param("pairs", "view=relation: your own pairs, one 'start end' per line (instead of dataset and "
                              "relation)", max_length=MAX_LIST),
               Param("lemma", "view=senses: the lemma whose instances are projected"),
-              _flag("definitions", "view=senses: 1 adds each sense's WordNet gloss"), _FORMAT), ("points",),
+              _flag("definitions", "view=senses: 1 adds each sense's WordNet gloss"),
+              Param("x_axis", "method=axes: the x axis, FROM->TO (a word pair, e.g. man->woman) or DATASET:RELATION "
+                              "(its mean offset, e.g. bats:I01)"),
+              Param("y_axis", "method=axes: the y axis, as x_axis"),
+              Param("metadata", "a CSV or TSV file's text: a header row (the label column, then up to "
+                                f"{MAX_COLUMNS} more), one row per label; each point gets its row as metadata",
+                    max_length=MAX_LIST), _FORMAT), ("points",),
              {"label": _S, "x": _N, "y": _N, "group": _S, "origin": _SN, "score": _NS, "gloss": _SN,
-              "frequency_bucket": _SN},
+              "frequency_bucket": _SN, "metadata": {"type": ["object", "null"]}},
              {"index": _S, "view": {"type": "string", "enum": list(VIEWS)},
               "method": {"type": "string", "enum": list(projection.METHODS)}, "library": _S, "seed": _I, "n": _I,
               "edges": {"type": "array", "items": {"type": "array", "items": _I, "minItems": 2, "maxItems": 2}},
-              "unknown": {"type": "array", "items": _S}, "explained": {"type": "array", "items": _N}}),
+              "unknown": {"type": "array", "items": _S},
+              "suggestions": {"type": "object", "additionalProperties": _S},
+              "explained": {"type": "array", "items": _N},
+              "axes": {"type": "array", "items": {"type": "object", "properties": {
+                  "axis": _S, "spec": _S, "pairs": _I, "cosine_to_x": _N}}},
+              "metadata_columns": {"type": "array", "items": _S}}),
 )
 ENDPOINT = {e.path: e for e in ENDPOINTS}
 

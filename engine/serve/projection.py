@@ -1,5 +1,6 @@
-"""2-D projections of a set of vectors for the page's scatter plots: PCA (exact, numpy), t-SNE (scikit-learn) and
-UMAP (umap-learn), each a pure function from an (n, d) matrix and a seed to (n, 2) coordinates.
+"""2-D projections of a set of vectors for the page's scatter plots: PCA (exact, numpy), t-SNE (scikit-learn),
+UMAP (umap-learn) and word axes (two directions the analyst chooses), each a pure function from an (n, d) matrix
+(and a seed, or the axes) to (n, 2) coordinates.
 
 What is projected is each vector's direction (the rows normalised to unit length), because cosine is the
 similarity every other view of the page uses: two words close by cosine are close in the projection's input.
@@ -13,6 +14,9 @@ similarity every other view of the page uses: two words close by cosine are clos
   threads sum the gradient in varying order; one is also faster on a busy machine). Starting from the PCA
   layout, not a random one, it draws the same picture for every seed. The perplexity must be
   below the number of points: it is clipped to ``n - 1`` for small sets.
+- **Word axes** (:func:`onto_axes`): each coordinate is the cosine of the vector with one of two given directions
+  (a word pair's offset, or a relation's mean unit offset: the API builds them). The axes are not made orthogonal:
+  each keeps its meaning (``x`` is how far a word leans from ``man`` towards ``woman``), and their cosine is reported.
 - **UMAP**: ``umap.UMAP`` with ``random_state=seed`` (which makes it single-threaded and reproducible) and
   ``n_neighbors`` clipped to ``n - 1``; its spectral initialisation needs more points than components + 1, so
   sets of fewer than :data:`SPECTRAL_MIN` points start from a random layout (seeded too); it needs 3 points.
@@ -40,9 +44,9 @@ import numpy as np
 from ..core.errors import LexprobeError
 from ..core.vector_index import unit_rows
 
-METHODS = ("pca", "tsne", "umap")
-MAX_POINTS = {"pca": 1000, "tsne": 500, "umap": 500}  # t-SNE and UMAP take seconds at 500 points on one core
-MIN_POINTS = {"pca": 2, "tsne": 2, "umap": 3}        # UMAP's neighbour graph needs two neighbours per point
+METHODS = ("pca", "tsne", "umap", "axes")
+MAX_POINTS = {"pca": 1000, "tsne": 500, "umap": 500, "axes": 1000}  # t-SNE and UMAP take seconds at 500 points
+MIN_POINTS = {"pca": 2, "tsne": 2, "umap": 3, "axes": 1}  # UMAP's neighbour graph needs two neighbours per point
 PERPLEXITY = 30.0    # scikit-learn's default
 N_NEIGHBORS = 15     # umap-learn's default
 SPECTRAL_MIN = 4     # UMAP's spectral start needs more than n_components + 1 points
@@ -101,6 +105,13 @@ def pca(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return coords, explained
 
 
+def onto_axes(matrix: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """(n, 2) cosines of the rows of ``matrix`` with the two rows of ``axes`` (directions of any length, not zero)."""
+    unit = unit_rows(matrix)[0].astype(np.float64)
+    axes = np.asarray(axes, dtype=np.float64)
+    return unit @ (axes / np.linalg.norm(axes, axis=1, keepdims=True)).T
+
+
 def tsne(matrix: np.ndarray, seed: int = 0, perplexity: float = PERPLEXITY) -> tuple[np.ndarray, str]:
     """(n, 2) t-SNE coordinates of the unit rows, and the library call that made them (perplexity as used)."""
     import sklearn
@@ -132,9 +143,14 @@ def umap(matrix: np.ndarray, seed: int = 0, n_neighbors: int = N_NEIGHBORS) -> t
 
 
 def project(matrix: np.ndarray, method: str, seed: int = 0, *, perplexity: float = PERPLEXITY,
-            n_neighbors: int = N_NEIGHBORS) -> tuple[np.ndarray, str, list[float]]:
-    """``(coordinates, library, explained)`` of one method (``explained``: PCA's variance shares, else []); t-SNE and
-    UMAP in the bounded pool (:data:`GATE`; beyond it :class:`Busy`)."""
+            n_neighbors: int = N_NEIGHBORS, axes: np.ndarray | None = None) -> tuple[np.ndarray, str, list[float]]:
+    """``(coordinates, library, explained)`` of one method (``explained``: PCA's variance shares, else []; ``axes``:
+    the (2, d) directions of method ``axes``); t-SNE and UMAP in the bounded pool (:data:`GATE`; beyond it
+    :class:`Busy`)."""
+    if method == "axes":
+        if axes is None:
+            raise ValueError("method axes needs its two axes")
+        return onto_axes(matrix, axes), f"numpy {np.__version__} cosine with two word axes", []
     if method == "pca":
         coords, explained = pca(matrix)
         return coords, f"numpy {np.__version__} PCA", [float(e) for e in explained]

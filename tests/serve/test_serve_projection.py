@@ -162,10 +162,11 @@ def _plain_words(glove, n):
 
 
 @pytest.mark.parametrize("method, n, status", [("pca", 1000, 200), ("pca", 1001, 400), ("pca", 12, 200),
-                                               ("tsne", 501, 400), ("umap", 501, 400)])
+                                               ("tsne", 501, 400), ("umap", 501, 400), ("axes", 1001, 400)])
 def test_the_size_cap_at_past_and_inside_its_limit(client, glove, method, n, status):
-    assert projection.MAX_POINTS == {"pca": 1000, "tsne": 500, "umap": 500}
-    code, body = get(client, index="glove", method=method, words=" ".join(_plain_words(glove, n)))
+    assert projection.MAX_POINTS == {"pca": 1000, "tsne": 500, "umap": 500, "axes": 1000}
+    axes = {"x_axis": "man->woman", "y_axis": "paris->france"} if method == "axes" else {}
+    code, body = get(client, index="glove", method=method, words=" ".join(_plain_words(glove, n)), **axes)
     assert code == status, body
     if status == 200:
         assert body["n"] == n
@@ -215,6 +216,104 @@ def test_the_same_seed_gives_the_same_coordinates(client, method):
         assert not np.allclose(xy(first), xy(other))
     library = {"tsne": "scikit-learn 1.9.1 TSNE(perplexity=15)", "umap": "umap-learn 0.5.12 UMAP(n_neighbors=15"}
     assert first["library"].startswith(library[method])
+
+
+# --------------------------------------------------------------------------------------------- word axes
+
+
+def test_onto_axes_on_a_hand_made_set():
+    """Rows (3, 4, 0) and (0, 0, 2) against axes (1, 0, 0) and (0, 5, 5): cosines .6, .8/sqrt 2 and 0, 1/sqrt 2."""
+    coords = projection.onto_axes(np.array([[3, 4, 0], [0, 0, 2]]), np.array([[1, 0, 0], [0, 5, 5]]))
+    r = 1 / np.sqrt(2)
+    np.testing.assert_allclose(coords, [[0.6, 0.8 * r], [0, r]], atol=1e-12)
+
+
+def test_word_axes_put_queen_right_of_king_along_man_to_woman(client, glove):
+    words = ["king", "queen", "man", "woman", "prince", "princess"]
+    code, body = get(client, index="glove", words=" ".join(words), method="axes", x_axis="man->woman",
+                     y_axis="bats:I01")
+    assert code == 200, body
+    x = {p["label"]: p["x"] for p in body["points"]}
+    assert x["queen"] > x["king"] and x["princess"] > x["prince"] and x["woman"] > x["man"]
+    offset = glove["woman"].astype(np.float64) - glove["man"]
+    for p in body["points"]:  # the cosine with woman - man, computed here
+        v = glove[p["label"]].astype(np.float64)
+        assert p["x"] == pytest.approx(v @ offset / np.linalg.norm(v) / np.linalg.norm(offset), abs=1e-6)
+    assert [a["axis"] for a in body["axes"]] == ["x", "y"] and body["axes"][0] == {"axis": "x", "spec": "man->woman",
+                                                                                  "pairs": 1}
+    assert body["axes"][1]["pairs"] >= 40 and -1 <= body["axes"][1]["cosine_to_x"] <= 1
+    assert body["explained"] == [] and "word axes" in body["library"]
+
+
+@pytest.mark.parametrize("params, status, says", [
+    ({"x_axis": "man"}, 400, "'x_axis' must be FROM->TO"),
+    ({"x_axis": "man->"}, 400, "a word each side of '->'"),
+    ({"x_axis": "man->man"}, 400, "gives no direction"),
+    ({"x_axis": "man->Woman"}, 404, "unknown word 'Woman' (not in index 'glove'; try 'woman')"),
+    ({"x_axis": "bats:Z99"}, 404, "no relation 'Z99'"),
+    ({"x_axis": "nosuch:I01"}, 404, "unknown dataset 'nosuch'"),
+    ({"x_axis": "x" * 201}, 400, "parameter 'x_axis' is longer than 200 characters"),
+    ({"y_axis": ""}, 400, "missing parameter 'y_axis'"),
+])
+def test_bad_word_axes_get_one_clear_message(client, params, status, says):
+    request = {"index": "glove", "words": "king queen", "method": "axes", "x_axis": "man->woman",
+               "y_axis": "paris->france", **params}
+    code, body = get(client, **request)
+    assert code == status and says in body["error"], body
+
+
+def test_word_axes_need_a_words_index(client):
+    code, body = get(client, index="bank", view="senses", lemma="bank", method="axes", x_axis="man->woman",
+                     y_axis="paris->france")
+    assert code == 400 and "senses view projects a token index" in body["error"]
+
+
+# ------------------------------------------------------------------------------------ unknown words
+
+
+def test_an_unknown_word_gets_the_clis_suggestion(client):
+    code, body = get(client, "neighbors", index="glove", word="King")
+    assert (code, body) == (404, {"error": "unknown word 'King' (not in index 'glove'; try 'king')"})
+    code, body = get(client, index="glove", words="King queen man qxqxqx")
+    assert body["unknown"] == ["King", "qxqxqx"] and body["suggestions"] == {"King": "king"}
+
+
+# ------------------------------------------------------------------------------------------ metadata
+
+
+def test_metadata_file_gives_each_point_its_row(client):
+    csv_text = "word,gender,kind\nking,m,royal\nqueen,f,royal\nman,m,\nnotplotted,x,y\n"
+    code, body = get(client, index="glove", words="king queen man woman", metadata=csv_text)
+    assert code == 200, body
+    assert body["metadata_columns"] == ["gender", "kind"]
+    assert {p["label"]: p["metadata"] for p in body["points"]} == {
+        "king": {"gender": "m", "kind": "royal"}, "queen": {"gender": "f", "kind": "royal"},
+        "man": {"gender": "m", "kind": None}, "woman": None}
+    tsv = get(client, index="glove", words="king queen", metadata="word\tgender\nking\tm\n")[1]
+    assert [p["metadata"] for p in tsv["points"]] == [{"gender": "m"}, None]
+    plain = get(client, index="glove", words="king queen")[1]
+    assert plain["metadata_columns"] == [] and all("metadata" not in p for p in plain["points"])
+
+
+@pytest.mark.parametrize("metadata, says", [
+    ("word\nking\n", "the header row must name the label column and 1 to 20 more"),
+    ("word,a,a\nking,1,2\n", "each once"),
+    ("," .join(["word"] + [f"c{i}" for i in range(21)]) + "\n", "1 to 20 more"),
+    ("word,gender\nking,m,extra\n", "parameter 'metadata', line 2: 3 fields where the header has 2"),
+    ("word,gender\n" + "king,m\n" * 3000, "parameter 'metadata' is longer than 20000 characters"),
+])
+def test_a_bad_metadata_file_gets_one_clear_message(client, metadata, says):
+    code, body = get(client, index="glove", words="king queen", metadata=metadata)
+    assert code == 400 and says in body["error"], body
+
+
+def test_metadata_at_its_length_limit_is_read():
+    from lexprobe.serve.api import MAX_LIST, metadata_table
+
+    head = "word,gender\nking,m\n"
+    at = head + "pad," + "x" * (MAX_LIST - len(head) - 4)
+    assert len(at) == MAX_LIST
+    assert metadata_table({"metadata": at}, "metadata")[1]["king"] == {"gender": "m"}
 
 
 # --------------------------------------------------------------------------------------------- CSV
