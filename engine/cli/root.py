@@ -20,7 +20,7 @@ from ..core.errors import LexprobeError
 from ..core.formatting import FORMATS, printable
 from ..core.progress import set_quiet
 from .options import check_arguments
-from ..core.store import default_home
+from ..core.home import default_home, using
 
 
 @dataclass
@@ -164,6 +164,7 @@ def cli(ctx: click.Context, home: str, quiet: bool) -> None:
     """
     set_quiet(quiet)
     ctx.obj = Context(home=Path(home) if home else default_home())
+    ctx.with_resource(using(ctx.obj.home))  # every cache under this home, for this command
 
 
 @cli.group("index")

@@ -2,11 +2,12 @@
 compiling: numba's top-k kernels (:mod:`lexprobe.core.topk_kernels`) and the int8 scan's object code
 (:mod:`lexprobe.core.int8_scan`).
 
-The folder is ``$LEXPROBE_CACHE``, else ``$XDG_CACHE_HOME/lexprobe``, else ``~/.cache/lexprobe``. Every entry is
-keyed by all the code depends on, so that nothing compiled for one CPU or one version is run by another: numba's
-by the source file's hash, the signature and the CPU's name and features (numba's own index key); the object code
-by the hash of its LLVM IR, the target triple, the CPU's name and features and llvmlite's version. A folder that
-cannot be created or written means no cache: the code is compiled in memory, as without one.
+The folder is the home's cache (:func:`lexprobe.core.home.cache_dir`: ``$LEXPROBE_CACHE``, else
+``<home>/.cache``, the home being the CLI's ``--home`` or the default one). Every entry is keyed by all the code
+depends on, so that nothing compiled for one CPU or one version is run by another: numba's by the source file's
+hash, the signature and the CPU's name and features (numba's own index key); the object code by the hash of its
+LLVM IR, the target triple, the CPU's name and features and llvmlite's version. A folder that cannot be created or
+written means no cache: the code is compiled in memory, as without one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import os
 import tempfile
 from functools import cache, wraps
 from pathlib import Path
+
+from . import home
 
 
 def compiled_once(build):
@@ -38,12 +41,7 @@ def compiled_once(build):
 
 def cache_dir() -> Path | None:
     """The compiled-code folder, created if needed; None when it cannot be written (a read-only home)."""
-    env = os.environ.get("LEXPROBE_CACHE")
-    if env:
-        folder = Path(env).expanduser()
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        folder = Path(base) / "lexprobe"
+    folder = home.cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=folder).close()

@@ -41,6 +41,7 @@ import pyarrow as pa
 
 from .conventions import old_order
 from .errors import CorruptIndexError, LexprobeError, LockedError
+from .home import default_home, home_path  # noqa: F401  (the store's callers import them from here)
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
@@ -61,27 +62,6 @@ KIND_META = {
 }
 _SHARD_FILE_RE = re.compile(r"part-\d{5}\.arrow")
 _CHUNK = 1 << 22
-
-
-def default_home() -> Path:
-    """The index home, resolved once: ``$LEXPROBE_HOME``; else, inside a lexprobe checkout, its ``indexes/``
-    folder (found from the working directory upwards); else a per-user folder (``$XDG_DATA_HOME/lexprobe/indexes``,
-    by default ``~/.local/share/lexprobe/indexes``). Absolute, so that it means the same from any folder."""
-    env = os.environ.get("LEXPROBE_HOME")
-    if env:
-        return Path(env).expanduser().resolve()
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "indexes" / "README.md").is_file() and (folder / "pyproject.toml").is_file() \
-                and 'name = "lexprobe"' in (folder / "pyproject.toml").read_text(errors="replace"):
-            return folder / "indexes"
-    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return (data / "lexprobe" / "indexes").resolve()
-
-
-def home_path(home: str | os.PathLike | None) -> Path:
-    """``home`` as a path; None is :func:`default_home` (the public API's ``home=None``)."""
-    return default_home() if home is None else Path(home)
 
 
 def check_name(name: str) -> str:

