@@ -46,7 +46,7 @@ _EXPORTS = {
     "build_wnlampro": ("rare_words.wnlampro_build", "build_wnlampro"),
     "read_wnlampro": ("sources.datasets.wnlampro", "read_dataset"),
     "probe_wnlampro": ("rare_words.probing", "probe_tables"),
-    # rare words: Attentive Mimicking (issue 26) trained, opened, inserted into a words index
+    # rare words: Attentive Mimicking trained, opened, inserted into a words index
     "train_am": ("rare_words.am_store", "train_am"),
     "AMModel": ("rare_words.mimicking", "AMModel"),
     "insert_am": ("rare_words.inserted_vectors", "insert_am"),

@@ -25,7 +25,7 @@ def open_index(name: str | os.PathLike, *, home: str | os.PathLike | None = None
         from .words import WordIndex as view
     elif store.kind == "tokens":
         from .tokens import TokenIndex as view
-    elif store.kind == "contexts":  # AM (issue 26)
+    elif store.kind == "contexts":  # Attentive Mimicking's contexts
         from .contexts import ContextIndex as view
     else:
         from .offsets import OffsetIndex as view

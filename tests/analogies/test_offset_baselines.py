@@ -286,7 +286,7 @@ def test_random_set_rows_are_end_minus_start():
     assert set(t.column("replicate").to_pylist()) == {2} and set(t.column("seed").to_pylist()) == {7}
 
 
-# --- the permuted set's PCS against its relation's stored shuffles, by hand (issue 29, item 5) ---
+# --- the permuted set's PCS against its relation's stored shuffles, by hand ---
 
 # Two relations of three pairs in 2-D: starts (0, y_i), ends (L_i, y_i), so the true offsets (L_i, 0) are all
 # parallel. Three pairs have exactly two shuffles with no true pair: D1 gives start i the end of pair i+1, D2 that

@@ -1,4 +1,4 @@
-"""Every ranged option of the CLI at its limit, one past it and one inside it (issue 29).
+"""Every ranged option of the CLI at its limit, one past it and one inside it.
 
 ``RANGES`` lists each command's ranged options (``click.IntRange`` and the finite floats of
 :mod:`lexprobe.cli.options`) with their bounds; a test fails when a command has a ranged option the table does not

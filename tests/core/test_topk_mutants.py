@@ -1,5 +1,5 @@
-"""The exact top-k searcher's edges that a mutation run of core/topk.py found untested (benchmarks/mutation.md,
-issue 29): each test pins one behaviour by hand."""
+"""The exact top-k searcher's edges that a mutation run of core/topk.py found untested (benchmarks/mutation.md):
+each test pins one behaviour by hand."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Every parameter of the serve API at its limit, one past it and one inside it (issue 29), through Flask's test
+"""Every parameter of the serve API at its limit, one past it and one inside it, through Flask's test
 client on the serve tests' home (the 400k GloVe, the 6-instance token index ``bank``, BATS from the shared data).
 
 ``INTEGERS`` lists each endpoint's integer parameters with their range, ``TEXTS`` each text parameter with its

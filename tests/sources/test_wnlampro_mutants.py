@@ -1,5 +1,5 @@
 """The WNLaMPro reader's (sources/datasets/wnlampro.py) edges that a mutation run found untested
-(benchmarks/mutation.md, issue 29): each test pins one behaviour by hand."""
+(benchmarks/mutation.md): each test pins one behaviour by hand."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from ..datahome import named_spec, tree_checksum
 from ..vector_files import regular_file
 from .corpus import Corpus
 from .jsonl_corpus import read_jsonl_corpus
-from .plain_text import read_plain_text  # AM (issue 26): the text kind
+from .plain_text import read_plain_text  # Attentive Mimicking's contexts: the text kind
 from .streusle import read_streusle, streusle_files
 from .wsd import read_wsd, wsd_files
 
