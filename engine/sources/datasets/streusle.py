@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ...core.errors import InputError, LexprobeError
 from .corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, ColumnBuilder, Corpus, Skips
+from .word_lines import bounded_lines
 
 SUFFIXES = (".conllulex", ".vis")
 NAME = "streusle"
@@ -100,36 +101,27 @@ def _read_conllulex(path: Path, split: str, sentences: ColumnBuilder, targets: C
         sentences.add(sentence_id=sentence_id, corpus=NAME, split=split, document=doc, words=words)
         header, rows = {}, []
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                line = line.rstrip("\n")
-                if not line.strip():
-                    flush()
-                elif line.startswith("#"):
-                    key, sep, value = line[1:].partition("=")
-                    if sep:
-                        header[key.strip()] = value.strip()
-                        if key.strip() == "newdoc id":
-                            document = value.strip()
-                else:
-                    cols = line.split("\t")
-                    if len(cols) != 19:
-                        raise InputError(path, f"{len(cols)} tab-separated columns, CoNLL-U-Lex has 19", number)
-                    if not cols[0].isdigit():
-                        continue  # multiword token (3-4) or empty node (8.1): not a word
-                    rows.append((number, cols))
+    for number, line in bounded_lines(path):
+        if not line.strip():
             flush()
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+        elif line.startswith("#"):
+            key, sep, value = line[1:].partition("=")
+            if sep:
+                header[key.strip()] = value.strip()
+                if key.strip() == "newdoc id":
+                    document = value.strip()
+        else:
+            cols = line.split("\t")
+            if len(cols) != 19:
+                raise InputError(path, f"{len(cols)} tab-separated columns, CoNLL-U-Lex has 19", number)
+            if not cols[0].isdigit():
+                continue  # multiword token (3-4) or empty node (8.1): not a word
+            rows.append((number, cols))
+    flush()
 
 
 def _read_vis(path: Path, split: str, sentences: ColumnBuilder, targets: ColumnBuilder, skipped: Skips) -> None:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
-    for number, line in enumerate(lines, 1):
+    for number, line in bounded_lines(path):
         if not line.strip():
             continue
         sentence_id, sep, body = line.partition("\t")
