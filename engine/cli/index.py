@@ -18,7 +18,7 @@ from ..core.store import (DEFAULT_SHARD_ROWS, MANIFEST, WORD_RULE, Store, is_val
                           read_manifest, remove_index)
 from ..kinds.words import WordIndex, build_word_index
 from ..sources.datasets.bats import ANSWER_POLICIES
-from ..sources.vector_files import FORMATS
+from ..sources.vectors import FORMATS
 from .options import (CORPUS_HELP, DATASET_HELP, INDEX_NAME, POSITIVE, SEED, build_engine_options, device_options,
                       default_offsets_name, int_range, model_options, replace_option)
 
@@ -162,7 +162,7 @@ def index_export(obj: Context, name, target, fmt) -> None:
 
     import numpy as np
 
-    from ..sources.vector_files import write_word2vec
+    from ..sources.vectors import write_word2vec
 
     home = obj.home.resolve()
     where = Path(target).parent.resolve() / Path(target).name

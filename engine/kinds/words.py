@@ -22,7 +22,7 @@ from ..core.errors import LexprobeError
 from ..core.progress import bar
 from ..core.store import (DEFAULT_SHARD_ROWS, Store, StoreWriter, check_new_index, check_words, home_path,
                           vector_array, vector_type, write_lock)
-from ..sources.vector_files import first_overflowing_row, read_vectors
+from ..sources.vectors import first_overflowing_row, read_vectors
 from .keyed_vectors import AnalogyEvaluation, KeyedVectorsAPI
 
 KIND = "words"
@@ -134,7 +134,7 @@ class WordIndex(KeyedVectorsAPI, vindex.SearchableView):
     vocabulary (gensim's ``in`` is True for every word there)."""
 
     kind = KIND
-    subwords = None  # a fastText .bin's model (sources.vector_files.FastTextBin) when load_vectors read one
+    subwords = None  # a fastText .bin's model (sources.vectors.FastTextBin) when load_vectors read one
     searcher: vindex.VectorIndex  # the FAISS index (set by the constructor under the dataclass's name `vectors`)
     __eq__ = object.__eq__  # one open view is itself (its `vectors` is an array: the dataclass's field-wise
     __hash__ = object.__hash__  # comparison would be ambiguous)

@@ -42,7 +42,7 @@ from ..core.store import DEFAULT_SHARD_ROWS, StoreWriter, check_new_index, home_
 from ..kinds.contexts import DEFAULT_CAP, DEFAULT_WINDOW, KIND, WindowSampler, contexts_schema, corpus_sentences
 from ..sources.datasets.corpora import parse_spec, provenance
 from ..sources.typed_text import split_words
-from ..sources.vector_files import compression_name
+from ..sources.vectors import compression_name
 from .build import MAX_RESTARTS, ShardCutter, write_arrow, cut_shards, read_arrow
 from .cluster import connect, get
 

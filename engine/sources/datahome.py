@@ -46,7 +46,7 @@ from typing import Iterator
 from ..core.errors import InputError, LexprobeError
 from ..core.progress import bar
 from ..core.store import _swap_in, write_lock
-from .vector_files import env_limit, regular_file
+from .vectors import env_limit, regular_file
 
 RECORD = "FETCH.json"
 _CHUNK = 1 << 22

@@ -225,7 +225,7 @@ def test_vector_readers_on_random_bytes(tmp_path_factory, suffix, head, body):
     import numpy as np
 
     from lexprobe.core.errors import LexprobeError
-    from lexprobe.sources.vector_files import read_vectors
+    from lexprobe.sources.vectors import read_vectors
 
     path = tmp_path_factory.mktemp("bytes") / f"v{suffix}"
     path.write_bytes(head + body)
@@ -307,7 +307,7 @@ def _consume_vectors(fmt: str):
     def read(path: Path):
         import numpy as np
 
-        from lexprobe.sources.vector_files import read_vectors
+        from lexprobe.sources.vectors import read_vectors
 
         _, chunks = read_vectors(str(path), fmt=fmt)
         for words, matrix, _ in chunks:
@@ -345,7 +345,7 @@ def _readers() -> dict:
     from lexprobe.sources.datasets.word_lines import text_lines, word_lines
     from lexprobe.sources.datasets.word_pairs import read_word_pairs
     from lexprobe.sources.datasets.wsd import read_gold_keys
-    from lexprobe.sources.vector_files import read_fasttext_bin
+    from lexprobe.sources.vectors import read_fasttext_bin
 
     def pairs(path):
         table = read_word_pairs(path)

@@ -263,7 +263,7 @@ def test_a_fasttext_bin_of_long_words_reads_in_linear_time_and_sums_as_gensim_ha
     over all n-grams; each word's vector is its row and its n-grams' rows (gensim's hashes), averaged."""
     from gensim.models.fasttext import ft_ngram_hashes
 
-    from lexprobe.sources.vector_files import read_fasttext_bin
+    from lexprobe.sources.vectors import read_fasttext_bin
 
     words = [f"{i:03d}" + "abcdefghij"[i % 10] * 3997 for i in range(120)]
     matrix = _fasttext_bin(tmp_path / "long.bin", words)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from lexprobe.core.errors import InputError, LexprobeError
-from lexprobe.sources.vector_files import detect_format
+from lexprobe.sources.vectors import detect_format
 from test_vector_downloads import read_whole
 
 GENSIM_DATA = Path(__import__("gensim").__file__).parent / "test" / "test_data"
@@ -97,7 +97,7 @@ def test_concatenated_streams_are_one_file(tmp_path, suffix):
 def test_decompressed_size_is_capped(tmp_path, monkeypatch, name):
     """A small file that inflates past the cap stops there; the variable raises the cap."""
     if name.endswith(".bin.gz"):
-        from lexprobe.sources.vector_files import write_word2vec
+        from lexprobe.sources.vectors import write_word2vec
 
         rng = np.random.default_rng(1)
         write_word2vec(tmp_path / name, [f"w{i}" for i in range(3000)], rng.standard_normal((3000, 20)), binary=True)
@@ -208,7 +208,7 @@ def test_a_device_is_refused(tmp_path):
 
 
 def test_running_out_of_memory_is_one_line_naming_the_file(cli, tmp_path, monkeypatch):
-    import lexprobe.sources.vector_files as vf
+    import lexprobe.sources.vectors.text_vectors as vf
 
     (tmp_path / "v.txt").write_bytes(_text())
 
@@ -229,7 +229,7 @@ def test_running_out_of_memory_is_one_line_naming_the_file(cli, tmp_path, monkey
 def test_fasttext_bin_in_both_layouts_reads_as_gensim_reads_it(tmp_path, name, layout):
     from gensim.models.fasttext import load_facebook_vectors
 
-    from lexprobe.sources.vector_files import read_fasttext_bin
+    from lexprobe.sources.vectors import read_fasttext_bin
 
     path = GENSIM_DATA / name
     assert detect_format(path) == "fasttext-bin"
@@ -247,7 +247,7 @@ def test_fasttext_bin_in_both_layouts_reads_as_gensim_reads_it(tmp_path, name, l
 def test_fasttext_ngram_hashes_equal_gensims(tmp_path):
     from gensim.models.fasttext import ft_ngram_hashes
 
-    from lexprobe.sources.vector_files import ngram_buckets
+    from lexprobe.sources.vectors import ngram_buckets
 
     words = ["a", "ab", "<>", "the", "naïve", "日本語の単語", "x" * 40, "e\u0301", "\U0001F600ok", "tab\tand space"]
     for minn, maxn, bucket in ((3, 6, 2_000_000), (1, 1, 7), (2, 4, 10_000), (0, 0, 5), (5, 5, 3)):

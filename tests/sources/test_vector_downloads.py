@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from lexprobe.core.errors import LexprobeError
-from lexprobe.sources.vector_files import detect_format, read_vectors, write_word2vec
+from lexprobe.sources.vectors import detect_format, read_vectors, write_word2vec
 
 
 def read_whole(path, **kw):

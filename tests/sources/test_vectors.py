@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from lexprobe.core.errors import InputError
-from lexprobe.sources.vector_files import read_vectors
+from lexprobe.sources.vectors import read_vectors
 
 WORDS = ["the", "cat", "sat"]
 VECS = np.array([[0.5, -1.25, 3.0], [1e-3, 2.5, -0.75], [4.0, 0.0, -2.0]], dtype=np.float32)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...core.errors import InputError, LexprobeError
 from ..datahome import named_spec, tree_checksum
-from ..vector_files import regular_file
+from ..vectors import regular_file
 from .corpus import Corpus
 from .jsonl_corpus import read_jsonl_corpus
 from .plain_text import read_plain_text  # Attentive Mimicking's contexts: the text kind

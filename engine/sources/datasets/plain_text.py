@@ -1,5 +1,5 @@
 """Reader of plain running text (``text:PATH``): one sentence a line, UTF-8, compressed with gzip, bzip2 or xz
-or not (recognised by the first bytes, as the vector files are: :func:`lexprobe.sources.vector_files.open_binary`).
+or not (recognised by the first bytes, as the vector files are: :func:`lexprobe.sources.vectors.open_binary`).
 
 A line is split into words as typed queries are (:func:`lexprobe.sources.typed_text.split_words`: whitespace,
 then punctuation at a word's edges and English clitics as words of their own, Penn Treebank style), close to the

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...core.errors import InputError
-from ..vector_files import BOM, LIMITS, open_binary, read_limit, regular_file
+from ..vectors import BOM, LIMITS, open_binary, read_limit, regular_file
 
 
 def bounded_lines(path: str | os.PathLike, *, text_only: bool = True) -> Iterator[tuple[int, str]]:

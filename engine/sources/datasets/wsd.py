@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ...core.errors import InputError, LexprobeError
-from ..vector_files import regular_file
+from ..vectors import regular_file
 from .corpus import SENTENCE_SCHEMA, TARGET_SCHEMA, ColumnBuilder, Corpus, Skips
 from .word_lines import bounded_lines
 
