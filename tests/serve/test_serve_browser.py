@@ -444,3 +444,94 @@ def test_colouring_offsets_uploads_and_every_view(served, browser, shots, tmp_pa
     painted = dict(zip([p["origin"] for p in inserted["points"]], fills(browser)))
     assert len(painted) == len(set(painted.values())) == 3  # ota, am and the GloVe file
     screenshot(browser, shots, "inserted")
+
+
+def positions(driver) -> dict[str, np.ndarray]:
+    """Each point's place in the figure (its translate), by label."""
+    return {g.get_attribute("data-label"): np.array([float(v) for v in
+                                                     g.get_attribute("transform")[len("translate("):-1].split(",")])
+            for g in driver.find_elements("css selector", "#projection-plot g.point")}
+
+
+def test_the_projection_as_an_analysts_projector(served, browser, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    browser.get(served + "/")
+    ready(browser)
+    plotted = ["king", "queen", "prince", "princess", "man", "woman", "monarch", "throne", "paris", "france", "King"]
+
+    # two word axes: x from man to woman puts queen right of king (and princess right of prince)
+    project(browser, "words", method="axes", pwords=" ".join(plotted), pxaxis="man->woman", pyaxis="paris->france")
+    at = positions(browser)
+    assert at["queen"][0] > at["king"][0] and at["princess"][0] > at["prince"][0] and at["woman"][0] > at["man"][0]
+    assert "x: cosine with man->woman (1 pairs)" in browser.find_element("id", "projection-info").text
+    # the unknown word with the CLI's suggestion
+    assert texts(browser, "#projection-unknown li") == ["King (try 'king')"]
+
+    # zoom: the button and the wheel spread the points around the centre; a drag pans; reset puts them back
+    plot = browser.find_element("id", "projection-plot")
+    spread = lambda p: np.linalg.norm(p["queen"] - p["paris"])  # noqa: E731
+    browser.find_element("id", "projection-zoom-in").click()
+    assert plot.get_attribute("data-zoom") == "1.500"
+    assert spread(positions(browser)) == pytest.approx(1.5 * spread(at), rel=1e-3)
+    browser.execute_script("""const svg = arguments[0], box = svg.getBoundingClientRect();
+        svg.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, clientX: box.left + box.width / 2,
+                                                   clientY: box.top + 100, bubbles: true, cancelable: true}));""", plot)
+    assert float(plot.get_attribute("data-zoom")) == pytest.approx(1.5 * np.e, rel=1e-3)
+    before = positions(browser)
+    paper = browser.find_element("css selector", "#projection-plot rect.paper")
+    ActionChains(browser).move_to_element_with_offset(paper, -300, -200).click_and_hold().move_by_offset(40, 0) \
+        .move_by_offset(40, 0).release().perform()
+    moved = positions(browser)
+    shift = moved["king"] - before["king"]
+    assert shift[0] > 20 and abs(shift[1]) < 2 and np.allclose(moved["queen"] - before["queen"], shift, atol=0.05)
+    browser.find_element("id", "projection-zoom-reset").click()
+    assert all(np.allclose(positions(browser)[w], at[w], atol=0.01) for w in at)
+
+    # a click on a point rings its k nearest words in the index (as /api/neighbors gives them) among the plotted
+    project(browser, "words", method="pca", pwords=" ".join(plotted), pclickk="8")
+    browser.find_element("css selector", "#projection-plot g.point[data-label='king'] circle").click()
+    wait_for(browser, lambda d: d.find_element("id", "projection-plot").get_attribute("data-near") == "8",
+             "king's neighbours")
+    near = [r["word"] for r in api(served, "neighbors", {"index": "glove", "word": "king", "k": 8})["rows"]]
+    assert sorted(texts(browser, "#projection-plot g.point.near text")) == sorted(set(near) & set(plotted))
+    assert {"queen", "prince"} <= set(texts(browser, "#projection-plot g.point.near text"))
+    assert texts(browser, "#projection-plot g.point.selected text") == ["king"]
+    assert [s.text.split()[0] for s in browser.find_elements("css selector", "#projection-near span")] == near
+
+    # colour by a column of the user's metadata file
+    meta = tmp_path / "gender.csv"
+    meta.write_text("word,gender\nking,m\nqueen,f\nman,m\nwoman,f\nprince,m\n")
+    drawn = browser.find_element("id", "projection-out").get_attribute("data-drawn")
+    browser.find_element("id", "pmeta-file").send_keys(str(meta))
+    wait_for(browser, lambda d: d.find_element("id", "projection-out").get_attribute("data-drawn") != drawn,
+             "the projection with the metadata")
+    choose(browser, "pcolour", "meta:gender")
+    painted = dict(zip(labels(browser), fills(browser)))
+    assert painted["king"] == painted["man"] == painted["prince"] != painted["queen"] == painted["woman"]
+    assert painted["paris"] == "#aaa" and painted["king"] != "#aaa"  # not in the file: no value
+    assert sorted(texts(browser, "#projection-legend g.entry text")) == ["(none)", "f", "m"]
+
+    # labels never overlap: a dense cloud shows the labels that fit, and zooming in shows more
+    frequent = [r["word"] for r in api(served, "neighbors", {"index": "glove", "word": "the", "k": 300})["rows"]
+                if r["word"].isalpha()]
+    project(browser, "words", pwords=" ".join(frequent))
+    boxes = browser.execute_script("""return [...document.querySelectorAll('#projection-plot g.point:not(.crowded) text')]
+        .map((t) => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; });""")
+    shown = len(boxes)
+    assert 5 < shown < len(frequent)
+    overlaps = [(a, b) for n, a in enumerate(boxes) for b in boxes[:n]
+                if a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5]
+    assert overlaps == []
+    inside = lambda: sum(0 <= x <= 900 and 0 <= y <= 540 for x, y in positions(browser).values())  # noqa: E731
+    assert int(plot.get_attribute("data-labels")) == shown and inside() == len(frequent)
+    for _ in range(3):  # zoomed in, the points left in the plot have room for more of their labels
+        browser.find_element("id", "projection-zoom-in").click()
+    assert int(plot.get_attribute("data-labels")) / inside() > 1.5 * shown / len(frequent)
+
+
+def test_an_unknown_word_shows_the_clis_suggestion(served, browser):
+    browser.get(served + "/?word=King")
+    ready(browser)
+    assert browser.find_element("id", "neighbors-error").text == \
+        "unknown word 'King' (not in index 'glove'; try 'king')"

@@ -40,7 +40,7 @@ function table(columns, rows) {
 
 // ----------------------------------------------------------------------------------------- the URL
 
-const FIELDS = ["index", "tokens", "pview", "pmethod", "pseed", "pwords", "pword", "pnk", "pdataset", "prelation",
+const FIELDS = ["index", "tokens", "pview", "pmethod", "pseed", "pxaxis", "pyaxis", "pclickk", "pwords", "pword", "pnk", "pdataset", "prelation",
                 "ppairs", "plemma", "pik", "pcolour", "psearch", "word", "nk", "a", "a_star", "b", "method", "ak", "dataset",
                 "lower", "relation", "sentence", "target", "sk", "text", "model", "pk"];
 const LONG_FIELDS = ["pwords", "ppairs"];  // kept in the address only while short
@@ -229,7 +229,7 @@ function drawSenses(body) {
 
 const SVGNS = "http://www.w3.org/2000/svg";
 const PLOT = { width: 900, height: 540, margin: 30, charWidth: 6.2 };  // label width: characters x 11px font
-const METHOD_NAMES = { pca: "PCA", tsne: "t-SNE", umap: "UMAP" };
+const METHOD_NAMES = { pca: "PCA", tsne: "t-SNE", umap: "UMAP", axes: "word axes" };
 const GROUP_NAMES = { words: "group", neighbors: "query or neighbour", relation: "side of the relation",
                       senses: "sense", inserted: "inserted or original" };
 const COLOUR_NAMES = { origin: "origin", frequency_bucket: "frequency bucket" };
@@ -242,7 +242,10 @@ const PROJECTION_STYLE = `#projection-plot text { font: 11px system-ui, sans-ser
 #projection-plot .point circle { stroke: #fff; stroke-width: 1; }
 #projection-plot .point.hit circle { stroke: #000; stroke-width: 2; }
 #projection-plot .point.hit text { font-weight: bold; fill: #000; } #projection-plot .dim { opacity: .15; }
-#projection-plot.nolabels .point:not(.hit) text { display: none; }
+#projection-plot .point.crowded text { display: none; } #projection-plot .point.crowded:hover text { display: inline; }
+#projection-plot .point.selected circle { stroke: #000; stroke-width: 2.5; r: 6.5; }
+#projection-plot .point.near circle { stroke: #d62728; stroke-width: 2.5; }
+#projection-plot .point.selected text, #projection-plot .point.near text { font-weight: bold; fill: #000; }
 #projection-plot .edge { stroke: #666; stroke-width: 1.2; opacity: .65; }
 #projection-plot .legend text { font-size: 12px; } #projection-plot .legend .title { font-weight: bold; }`;
 
@@ -256,6 +259,11 @@ function projectionParams() {
   // the request of the chosen view: the words index of the header, or its token index for the senses view
   const view = $("pview").value;
   const params = { view, method: $("pmethod").value, seed: $("pseed").value.trim() || "0" };
+  if (params.method === "axes") {
+    Object.assign(params, { x_axis: need("pxaxis", "the x axis (man->woman or bats:I01)"),
+                            y_axis: need("pyaxis", "the y axis (man->woman or bats:I01)") });
+  }
+  if ($("pmeta").value.trim()) params.metadata = $("pmeta").value.trim();
   if (view === "senses") {
     return { ...params, index: $("tokens").value, lemma: need("plemma", "a lemma"), definitions: 1 };
   }
@@ -281,6 +289,7 @@ function showViewFields() {
   for (const part of document.querySelectorAll("#projection-form .for")) {
     part.hidden = !part.dataset.views.split(" ").includes(view);
   }
+  $("projection-axes").hidden = $("pmethod").value !== "axes";
 }
 
 const category = (value) => (value === null || value === undefined || value === "" ? NONE : String(value));
@@ -296,24 +305,25 @@ function drawProjection() {
   const scale = Math.min((width - 2 * margin - right) / ((x1 - x0) || 1), (height - 2 * margin) / ((y1 - y0) || 1));
   const cx = margin + (width - 2 * margin - right) / 2, cy = height / 2;
   const at = (p) => [cx + (p.x - (x0 + x1) / 2) * scale, cy - (p.y - (y0 + y1) / 2) * scale];  // SVG's y grows down
-  const xy = body.points.map(at);
-  const edges = el("svg:g", { class: "edges" }, ...body.edges.map(([i, j]) => {
-    const [[ax, ay], [bx, by]] = [xy[i], xy[j]], d = Math.hypot(bx - ax, by - ay) || 1, cut = Math.min(6, d / 2);
-    return el("svg:line", { class: "edge", x1: ax, y1: ay, x2: bx - (bx - ax) * cut / d, y2: by - (by - ay) * cut / d,
-                            "marker-end": "url(#arrow)" },
-              el("svg:title", { text: `${body.points[i].label} → ${body.points[j].label}` }));
-  }));
+  projection.xy = body.points.map(at);
+  projection.zoom = { k: 1, tx: 0, ty: 0 };
+  projection.selected = null;
+  projection.near = new Set();
+  const edges = el("svg:g", { class: "edges" }, ...body.edges.map(([i, j]) => el("svg:line", {
+    class: "edge", "marker-end": "url(#arrow)" },
+    el("svg:title", { text: `${body.points[i].label} → ${body.points[j].label}` }))));
   const points = el("svg:g", { class: "points" }, ...body.points.map((p, i) => el("svg:g",
-    { class: "point", "data-i": i, "data-label": p.label, transform: `translate(${xy[i][0].toFixed(2)},${xy[i][1].toFixed(2)})` },
+    { class: "point", "data-i": i, "data-label": p.label },
     el("svg:circle", { r: 4.5 }), el("svg:text", { x: 7, y: 4, text: p.label }))));
   svg.replaceChildren(
     el("svg:style", { text: PROJECTION_STYLE }),
     el("svg:defs", {}, el("svg:marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
                                           markerHeight: 7, orient: "auto" },
-                          el("svg:path", { d: "M0,0 L10,5 L0,10 z", fill: "#666" }))),
+                          el("svg:path", { d: "M0,0 L10,5 L0,10 z", fill: "#666" })),
+       el("svg:clipPath", { id: "plot-clip" }, el("svg:rect", { x: 0, y: 0, width, height }))),
     el("svg:rect", { class: "paper", x: 0, y: 0, width, height, fill: "#fff" }),
-    edges, points, el("svg:g", { class: "legend", id: "projection-legend", transform: `translate(${margin},${height})` }));
-  svg.classList.toggle("nolabels", body.points.length > 250);  // a dense cloud: labels of matches and on hover
+    el("svg:g", { class: "view", "clip-path": "url(#plot-clip)" }, edges, points),
+    el("svg:g", { class: "legend", id: "projection-legend", transform: `translate(${margin},${height})` }));
 
   const info = [`${body.n} points of ${body.index}`,
     `${METHOD_NAMES[body.method] || body.method} computed by ${body.library}, seed ${body.seed}`];
@@ -321,31 +331,158 @@ function drawProjection() {
     info.push(`the axes hold ${(100 * body.explained[0]).toFixed(1)}% and ${(100 * body.explained[1]).toFixed(1)}% `
               + "of the variance");
   }
+  if (body.method === "axes" && body.axes.length === 2) {
+    const [ax, ay] = body.axes;
+    info.push(`x: cosine with ${ax.spec} (${ax.pairs} pairs), y: with ${ay.spec} (${ay.pairs} pairs; `
+              + `cosine between the axes ${ay.cosine_to_x.toFixed(2)})`);
+  }
   if (body.edges.length) info.push(`arrows: ${body.edges.length} offsets`);
   if (projection.leftOut.length) info.push("the list is too long to keep in the address; export it to share");
   $("projection-info").textContent = info.join(" · ");
   $("projection-csv").download = `projection-${body.view}-${body.method}.csv`;
+  $("projection-near").replaceChildren();
 
-  const unknown = body.unknown || [];
+  const unknown = body.unknown || [], suggestions = body.suggestions || {};
   $("projection-unknown").replaceChildren(...(unknown.length ? [
     el("p", { text: `Not in ${body.index}, left out (${unknown.length}):` }),
-    el("ul", { class: "unknown" }, ...unknown.map((w) => el("li", { text: w })))] : []));
+    el("ul", { class: "unknown" }, ...unknown.map((w) => el("li", {
+      text: suggestions[w] ? `${w} (try '${suggestions[w]}')` : w })))] : []));
 
-  const option = $("pcolour").querySelector('option[value="group"]');
+  const colour = $("pcolour"), wanted = colour.value;
+  colour.querySelectorAll("option.meta").forEach((o) => o.remove());
+  for (const column of body.metadata_columns || []) {
+    colour.append(el("option", { class: "meta", value: `meta:${column}`, text: `metadata: ${column}` }));
+  }
+  if ([...colour.options].some((o) => o.value === wanted)) colour.value = wanted;
+  const option = colour.querySelector('option[value="group"]');
   option.textContent = GROUP_NAMES[body.view] || "group";
-  for (const o of $("pcolour").options) o.disabled = body.points.every((p) => category(p[o.value]) === NONE);
-  if ($("pcolour").selectedOptions[0]?.disabled) $("pcolour").value = "group";
+  for (const o of colour.options) o.disabled = body.points.every((p) => category(field(p, o.value)) === NONE);
+  if (colour.selectedOptions[0]?.disabled || !colour.value) colour.value = "group";
   $("projection-out").hidden = false;
+  // each label's width as drawn (the estimate where the figure is not rendered)
+  projection.widths = [...svg.querySelectorAll("g.point text")].map((t, i) => t.getComputedTextLength()
+    || charWidth * String(body.points[i].label).length);
+  layout();
   colourPoints();
   applySearch();
   $("projection-out").dataset.drawn = Number($("projection-out").dataset.drawn || 0) + 1;  // for scripts and tests
+}
+
+// a point's value for a colour: one of its fields, or a column of the user's metadata file ("meta:column")
+const field = (p, key) => (key.startsWith("meta:") ? (p.metadata || {})[key.slice(5)] : p[key]);
+
+function layout() {
+  // the points and arrows where the zoom puts them (their size stays), then the labels that fit
+  const body = projection.body, { k, tx, ty } = projection.zoom, svg = $("projection-plot");
+  const xy = projection.xy.map(([x, y]) => [x * k + tx, y * k + ty]);
+  svg.querySelectorAll("g.point").forEach((g, i) => g.setAttribute(
+    "transform", `translate(${xy[i][0].toFixed(2)},${xy[i][1].toFixed(2)})`));
+  svg.querySelectorAll("line.edge").forEach((line, n) => {
+    const [i, j] = body.edges[n], [[ax, ay], [bx, by]] = [xy[i], xy[j]];
+    const d = Math.hypot(bx - ax, by - ay) || 1, cut = Math.min(6, d / 2);
+    for (const [name, v] of [["x1", ax], ["y1", ay], ["x2", bx - (bx - ax) * cut / d], ["y2", by - (by - ay) * cut / d]]) {
+      line.setAttribute(name, v.toFixed(2));
+    }
+  });
+  svg.dataset.zoom = k.toFixed(3);
+  placeLabels(xy);
+}
+
+function placeLabels(xy) {
+  // a label is shown where it overlaps no label shown before it; the selected point, its neighbours and the
+  // search's matches go first, then the points in the API's order (the query first). Hover shows any label.
+  const { width, height } = PLOT, svg = $("projection-plot");
+  const groups = [...svg.querySelectorAll("g.point")];
+  const rank = (i) => (i === projection.selected ? 0 : projection.near.has(i) ? 1
+    : groups[i].classList.contains("hit") ? 2 : 3);
+  const order = groups.map((_, i) => i).sort((a, b) => rank(a) - rank(b) || a - b);
+  const placed = [];
+  for (const i of order) {
+    const [x, y] = xy[i], w = projection.widths[i];
+    const box = [x + 6, y - 8, x + 8 + w, y + 7];
+    const inside = x >= 0 && y >= 0 && x <= width && y <= height;
+    const free = inside && !placed.some((b) => box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3]);
+    groups[i].classList.toggle("crowded", !free);
+    if (free) placed.push(box);
+  }
+  svg.dataset.labels = placed.length;
+}
+
+function zoomBy(factor, [x, y] = [PLOT.width / 2, PLOT.height / 2]) {
+  // zoom around (x, y) in the figure's units, which stays where it is
+  const z = projection.zoom, k = Math.min(64, Math.max(0.25, z.k * factor));
+  projection.zoom = { k, tx: x - (x - z.tx) * k / z.k, ty: y - (y - z.ty) * k / z.k };
+  layout();
+}
+
+function resetZoom() {
+  projection.zoom = { k: 1, tx: 0, ty: 0 };
+  layout();
+}
+
+function figurePoint(event) {
+  // the mouse in the figure's units
+  const svg = $("projection-plot"), point = svg.createSVGPoint();
+  [point.x, point.y] = [event.clientX, event.clientY];
+  const at = point.matrixTransform(svg.getScreenCTM().inverse());
+  return [at.x, at.y];
+}
+
+function wirePlot() {
+  // wheel: zoom at the mouse; drag: pan; a click on a point (no drag): its nearest neighbours in the index
+  const svg = $("projection-plot");
+  let drag = null;
+  svg.addEventListener("wheel", (event) => {
+    if (!projection.body) return;
+    event.preventDefault();
+    zoomBy(Math.exp(-event.deltaY / 300), figurePoint(event));
+  }, { passive: false });
+  svg.addEventListener("mousedown", (event) => {
+    if (projection.body && event.button === 0) drag = { at: figurePoint(event), moved: false };
+  });
+  window.addEventListener("mousemove", (event) => {
+    if (!drag) return;
+    const [x, y] = figurePoint(event), [dx, dy] = [x - drag.at[0], y - drag.at[1]];
+    if (!drag.moved && Math.hypot(dx, dy) < 3) return;
+    drag.moved = true;
+    drag.at = [x, y];
+    projection.zoom.tx += dx;
+    projection.zoom.ty += dy;
+    layout();
+  });
+  window.addEventListener("mouseup", (event) => {
+    const clicked = drag && !drag.moved && event.target.closest && event.target.closest("#projection-plot g.point");
+    drag = null;
+    if (clicked) run("projection", () => showNeighbours(Number(clicked.dataset.i)));
+  });
+}
+
+async function showNeighbours(i) {
+  // the point's k nearest words in the index (the original space, not the plane), highlighted where plotted
+  const body = projection.body, word = body.points[i].label, k = $("pclickk").value;
+  const svg = $("projection-plot"), groups = [...svg.querySelectorAll("g.point")];
+  if (body.view === "senses") throw new Error("neighbours of a token are not words of a words index: click a word's point");
+  const rows = (await api("neighbors", { index: body.index, word, k })).rows;
+  const where = new Map(body.points.map((p, j) => [p.label, j]));
+  projection.selected = i;
+  projection.near = new Set(rows.map((r) => where.get(r.word)).filter((j) => j !== undefined));
+  groups.forEach((g, j) => {
+    g.classList.toggle("selected", j === i);
+    g.classList.toggle("near", projection.near.has(j));
+  });
+  layout();
+  $("projection-near").replaceChildren(
+    el("b", { text: `${word}: its ${rows.length} nearest words in ${body.index} (cosine in the original space; `
+                    + `${projection.near.size} of them in the plot, ringed): ` }),
+    ...rows.map((r) => el("span", { class: where.has(r.word) ? "in" : "out", text: `${r.word} ${r.score.toFixed(3)}` })));
+  svg.dataset.near = rows.length;
 }
 
 function colourPoints() {
   // fills by the chosen field, and the legend under the plot (a sense with its gloss)
   const body = projection.body;
   if (!body) return;
-  const key = $("pcolour").value, values = body.points.map((p) => category(p[key]));
+  const key = $("pcolour").value, values = body.points.map((p) => category(field(p, key)));
   const colours = new Map();
   for (const v of values) {
     if (!colours.has(v)) colours.set(v, v === NONE ? "#aaa" : PALETTE[[...colours.keys()].filter((k) => k !== NONE).length
@@ -365,7 +502,8 @@ function colourPoints() {
   if (colours.size > LEGEND_ROWS) {
     rows.push(el("svg:text", { x: 16, y: 36 + 18 * LEGEND_ROWS, text: `… and ${colours.size - LEGEND_ROWS} more` }));
   }
-  const title = key === "group" ? GROUP_NAMES[body.view] || "group" : COLOUR_NAMES[key];
+  const title = key === "group" ? GROUP_NAMES[body.view] || "group"
+    : key.startsWith("meta:") ? `metadata: ${key.slice(5)}` : COLOUR_NAMES[key];
   $("projection-legend").replaceChildren(el("svg:text", { class: "title", x: 0, y: 14, text: `colour: ${title}` }),
                                          ...rows);
   const full = PLOT.height + 36 + 18 * rows.length;
@@ -384,6 +522,7 @@ function applySearch() {
     hits += hit;
   }
   $("psearch-count").textContent = q ? `${hits} of ${points.length} labels match` : "";
+  if (projection.xy) layout();  // the matches' labels go first
 }
 
 function showTip(event) {
@@ -498,6 +637,17 @@ async function start() {
   $("index").addEventListener("change", () => Promise.all([offsetRelations(), projectionRelations()]));
   for (const id of ["index", "tokens"]) $(id).addEventListener("change", writeUrl);
   $("pview").addEventListener("change", showViewFields);
+  $("pmethod").addEventListener("change", showViewFields);
+  $("pmeta-file").addEventListener("change", async (e) => {
+    // the user's metadata file goes with the next projection (not into the address); one drawn is drawn again
+    if (!e.target.files[0]) return;
+    $("pmeta").value = await e.target.files[0].text();
+    if (projection.body) run("projection", views.projection);
+  });
+  wirePlot();
+  $("projection-zoom-in").addEventListener("click", () => zoomBy(1.5));
+  $("projection-zoom-out").addEventListener("click", () => zoomBy(1 / 1.5));
+  $("projection-zoom-reset").addEventListener("click", resetZoom);
   $("pwords-file").addEventListener("change", (e) => e.target.files[0] && readInto(e.target.files[0], $("pwords")));
   $("ppairs-file").addEventListener("change", (e) => e.target.files[0] && readInto(e.target.files[0], $("ppairs"), pairLines));
   $("pcolour").addEventListener("change", () => { colourPoints(); writeUrl(); });
