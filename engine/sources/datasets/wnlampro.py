@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ...core.errors import InputError, LexprobeError
 from .json_lines import json_objects
+from .word_lines import bounded_lines
 
 RELATIONS = ("antonym", "hypernym", "cohyponym", "corruption")
 BUCKETS = ("rare", "medium", "frequent")
@@ -75,36 +76,34 @@ def read_authors_txt(path: str | Path) -> list[Entry]:
     each target annotated like the key. Buckets come from the WWC count, as in the paper."""
     path = Path(path)
     entries = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            cols = line.split("\t")
-            if len(cols) < 5:
-                raise InputError(path, f"expected ID, dev|test, key, relation and targets separated by tabs, "
-                                       f"found {len(cols)} column(s)", n)
-            ident, split, key, relation, *targets = cols
-            if split not in ("dev", "test"):
-                raise InputError(path, f"set type must be 'dev' or 'test', not {split!r}", n)
-            if relation not in RELATIONS:
-                raise InputError(path, f"unknown relation {relation!r} (known: {', '.join(RELATIONS)})", n)
-            parsed = []
-            for text in [key] + targets:
-                m = _ANNOTATED_RE.fullmatch(text.strip())
-                if not m:
-                    raise InputError(path, f"{text!r} is not an annotated word 'WORD (POS,ZIPF,COUNT)'", n)
-                try:
-                    parsed.append((m["word"], m["pos"], float(m["zipf"]), int(float(m["count"]))))
-                except ValueError:
-                    raise InputError(path, f"{text!r}: ZIPF and COUNT must be numbers", n) from None
+    for n, line in bounded_lines(path):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) < 5:
+            raise InputError(path, f"expected ID, dev|test, key, relation and targets separated by tabs, "
+                                   f"found {len(cols)} column(s)", n)
+        ident, split, key, relation, *targets = cols
+        if split not in ("dev", "test"):
+            raise InputError(path, f"set type must be 'dev' or 'test', not {split!r}", n)
+        if relation not in RELATIONS:
+            raise InputError(path, f"unknown relation {relation!r} (known: {', '.join(RELATIONS)})", n)
+        parsed = []
+        for text in [key] + targets:
+            m = _ANNOTATED_RE.fullmatch(text.strip())
+            if not m:
+                raise InputError(path, f"{text!r} is not an annotated word 'WORD (POS,ZIPF,COUNT)'", n)
             try:
-                ident_int = int(ident)
+                parsed.append((m["word"], m["pos"], float(m["zipf"]), int(float(m["count"]))))
             except ValueError:
-                raise InputError(path, f"ID {ident!r} is not an integer", n) from None
-            word, pos, z, count = parsed[0]
-            entries.append(Entry(ident_int, split, word, relation, [p[0] for p in parsed[1:]], pos, z, count,
-                                 bucket_of_count(count)))
+                raise InputError(path, f"{text!r}: ZIPF and COUNT must be numbers", n) from None
+        try:
+            ident_int = int(ident)
+        except ValueError:
+            raise InputError(path, f"ID {ident!r} is not an integer", n) from None
+        word, pos, z, count = parsed[0]
+        entries.append(Entry(ident_int, split, word, relation, [p[0] for p in parsed[1:]], pos, z, count,
+                             bucket_of_count(count)))
     return entries
 
 
