@@ -26,7 +26,9 @@ def page_from_record(record: dict) -> str:
 
 def main(run_dir: str) -> None:
     report = json.loads((Path(run_dir) / "report.json").read_text(encoding="utf-8"))
-    record = {"source": f"the main job's run ({Path(run_dir).name}, `benchmarks/main-job-findings.json`)",
+    stages = ", ".join(s["key"] for s in report["sections"] if s["status"] == "done")
+    record = {"source": f"the main job's run `{Path(run_dir).name}` (stages {stages}; the record: "
+                        "`benchmarks/main-job-findings.json`)",
               "findings": report["findings"]}
     RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     PAGE.write_text(page_from_record(record), encoding="utf-8")

@@ -111,3 +111,15 @@ def test_strict_build_fails_on_a_missing_api_reference(tmp_path):
         "# Python API\n\n::: lexprobe.kinds.words.NoSuchName\n", encoding="utf-8"))
     assert proc.returncode != 0
     assert "lexprobe.kinds.words.NoSuchName" in proc.stderr
+
+
+def test_claims_page_is_generated_from_the_recorded_findings():
+    """docs/claims.md is what tools/claims_page.py renders from benchmarks/main-job-findings.json, not hand-written."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("claims_page_tool", ROOT / "tools" / "claims_page.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    record = json.loads((ROOT / "benchmarks" / "main-job-findings.json").read_text(encoding="utf-8"))
+    assert record["findings"] and (ROOT / "docs" / "claims.md").read_text(encoding="utf-8") == tool.page_from_record(record)
