@@ -50,7 +50,7 @@ SENSES_RUN = {"--limit-queries": COUNT, "--database-sentences": COUNT, "--query-
               "--min-sense-count": COUNT, "--seed": SEED}
 WNLAMPRO_RUN = {"--am-max-contexts": COUNT, "--limit": COUNT, "--cutoff": COUNT, "--batch-size": COUNT,
                 "--ota-iterations": COUNT, "--seed": SEED, "--threads": THREADS}
-COMPARE_RUN = {"--limit": COUNT, "--restrict-vocab": OPEN_ABOVE_1, "--shuffles": OPEN_ABOVE_1, "--seed": SEED}
+COMPARE_RUN = {"--limit": COUNT, "--lrcos-seeds": COUNT, "--restrict-vocab": OPEN_ABOVE_1, "--shuffles": OPEN_ABOVE_1, "--seed": SEED}
 OTA_RECOVERY_RUN = {"--words": COUNT, "--iterations": COUNT, "--every": COUNT, "--patience": NON_NEGATIVE,
                     "--tol": AT_LEAST_0, "--batch-size": COUNT, "--seed": SEED}
 
@@ -62,7 +62,7 @@ RANGES: dict[str, dict[str, Range]] = {
     "index tokens": {"--batch-tokens": COUNT, "--threads": THREADS, "--max-sentences": COUNT, "--shard-rows": COUNT,
                      "--seed": SEED},
     "query neighbors": {"-k": K, "--restrict-vocab": COUNT},
-    "query analogy": {"-k": K, "--restrict-vocab": OPEN_ABOVE_1, "--eps": ABOVE_0, "--seed": SEED},
+    "query analogy": {"-k": K, "--restrict-vocab": OPEN_ABOVE_1, "--eps": ABOVE_0, "--seed": SEED, "--seeds": COUNT},
     "query offsets": {"--shuffles": OPEN_ABOVE_1, "--seed": SEED},
     "query similarity": {"--restrict-vocab": COUNT, "--resamples": COUNT, "--seed": SEED},
     "query senses": {"--occurrence": COUNT, "-k": K},
