@@ -1,5 +1,6 @@
 """Helpers of the reliability tests: synthetic vector files, running ``lexprobe`` in child processes, killing
-them with SIGKILL at a seeded moment or at an exact I/O step, and checking that an index is a complete version.
+them with SIGKILL at a seeded moment or at an exact I/O step, and checking that an index is a complete version;
+and :func:`time_limit`, which turns a reader that hangs (on a FIFO, in quadratic work) into a failing test.
 
 Commands run in forked children of one warm process (:class:`Zygote`: torch, transformers and the engine
 imported once), so that a command that loads a model starts in about a second and 20 kills per writer stay
@@ -24,6 +25,22 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raise TimeoutError in the block once it has run ``seconds`` (SIGALRM): a hang fails instead of blocking."""
+    def fire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
 
 REPO = Path(__file__).resolve().parents[1]
 CRASH_STEPS = ("fsync", "rename", "exchange", "rmtree", "faiss_write", "shard_write")

@@ -12,7 +12,6 @@ per example. Examples are derandomised (the same every run) and few here; ``tool
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
@@ -247,19 +246,6 @@ CAPPED = settings(max_examples=READER_EXAMPLES, deadline=None, derandomize=True,
                   suppress_health_check=list(HealthCheck))
 
 
-@contextlib.contextmanager
-def time_cap(seconds: float = TIME_CAP):
-    def fire(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
 
 def _mapped_bytes() -> int:
     with open("/proc/self/status") as f:
@@ -415,7 +401,7 @@ def _outcome(reader: str, read, path: Path) -> None:
     from lexprobe.core.errors import LexprobeError
 
     try:
-        with time_cap():
+        with ch.time_limit(TIME_CAP):
             read(path)
     except LexprobeError as exc:
         _one_error_line(exc, path.name, path.parent.name, *([NAMELESS[reader]] if reader in NAMELESS else []))
@@ -453,7 +439,7 @@ def test_every_reader_refuses_what_is_not_a_regular_file(tmp_path, reader, odd):
         path.symlink_to("/dev/zero")
     else:
         path.mkdir()
-    with pytest.raises(LexprobeError) as info, time_cap():
+    with pytest.raises(LexprobeError) as info, ch.time_limit(TIME_CAP):
         read(path)
     _one_error_line(info.value, name)
 
@@ -482,7 +468,7 @@ def test_every_http_parameter_under_the_fuzzer(serve_client, fuzz_home, path):
                lambda p: st.tuples(st.just(p.name), _values(p))), max_size=len(endpoint.params) + 1),
            headers=headers)
     def fuzz(params, headers):
-        with time_cap():
+        with ch.time_limit(TIME_CAP):
             response = serve_client.get(f"/api/{path}", query_string=_query(params), headers=headers)
         foreign = headers.get("Sec-Fetch-Site") == "cross-site" or "evil" in headers.get("Origin", "")
         assert response.status_code in ((403,) if foreign else (200, 400, 404, 503)), (params, response.data[:300])

@@ -9,12 +9,10 @@ there are some. Runs are derandomised (the same examples every run) and small (C
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
 import re
-import signal
 import itertools
 from pathlib import Path
 
@@ -33,24 +31,11 @@ TIME_LIMIT = 20  # seconds per reader call: a hang fails the test instead of blo
 _counter = itertools.count()
 
 
-@contextlib.contextmanager
-def time_limit(seconds: float):
-    def fire(signum, frame):
-        raise TimeoutError(f"reader still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
 
 def clean_outcome(read, *named: Path):
     """Run ``read()``: a result, or a one-line LexprobeError naming one of ``named``; anything else fails."""
     try:
-        with time_limit(TIME_LIMIT):
+        with ch.time_limit(TIME_LIMIT):
             return read()
     except LexprobeError as exc:
         message = str(exc)
@@ -466,7 +451,7 @@ def test_a_fifo_or_a_device_given_to_any_command_is_one_line_not_a_hang(cli, tmp
         os.mkfifo(path)
     else:
         path.symlink_to("/dev/zero")
-    with time_limit(TIME_LIMIT):
+    with ch.time_limit(TIME_LIMIT):
         r = cli("--home", home, *[a.format(p=path) for a in argv])
     assert r.code == 2, r
     lines = r.err.strip().splitlines()

@@ -5,11 +5,9 @@ entering an index, and fastText n-gram sums in time linear in the words' lengths
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
-import signal
 import struct
 from pathlib import Path
 
@@ -21,19 +19,6 @@ from lexprobe.core.errors import InputError, LexprobeError
 
 GUARD = 60  # seconds: a reader still running after this is stuck (on a FIFO, or in quadratic work)
 
-
-@contextlib.contextmanager
-def time_limit(seconds: float = GUARD):
-    def fire(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _one_line(r, name: str) -> str:
@@ -62,7 +47,7 @@ def test_a_fifo_or_a_link_to_a_device_in_a_corpus_folder_is_refused_by_name(tmp_
         os.mkfifo(folder / "odd")
     else:
         (folder / "odd").symlink_to("/dev/zero")
-    with time_limit(), pytest.raises(InputError, match=r"c/odd: a (FIFO|character device), not a regular file"):
+    with ch.time_limit(GUARD), pytest.raises(InputError, match=r"c/odd: a (FIFO|character device), not a regular file"):
         provenance(f"{kind}:{folder}")
 
 
@@ -84,7 +69,7 @@ def test_a_one_file_corpus_given_as_a_folder_is_refused_before_anything_is_hashe
 
 def test_a_fifo_given_as_a_corpus_is_refused(cli, tmp_path):
     os.mkfifo(tmp_path / "c.txt")
-    with time_limit():
+    with ch.time_limit(GUARD):
         line = _one_line(cli("--home", tmp_path / "home", "index", "contexts", "--corpus", f"text:{tmp_path / 'c.txt'}",
                              "--name", "c"), "c.txt")
     assert "FIFO" in line
@@ -158,7 +143,7 @@ def test_a_small_compressed_corpus_of_one_huge_line_is_refused_not_inflated(tmp_
         for _ in range(300):
             f.write(b"a" * (1 << 20))
     assert path.stat().st_size < 400_000
-    with time_limit(), pytest.raises(InputError, match=r"bomb.txt.gz:1: line longer than 1048576 bytes"):
+    with ch.time_limit(GUARD), pytest.raises(InputError, match=r"bomb.txt.gz:1: line longer than 1048576 bytes"):
         read_plain_text(path)
 
 
@@ -166,7 +151,7 @@ def test_a_small_compressed_corpus_of_one_huge_line_is_refused_not_inflated(tmp_
 def test_every_line_reader_refuses_a_fifo(tmp_path, name):
     _, read = _readers()[name]
     os.mkfifo(tmp_path / name)
-    with time_limit(), pytest.raises(InputError, match=rf"{name}: a FIFO, not a regular file"):
+    with ch.time_limit(GUARD), pytest.raises(InputError, match=rf"{name}: a FIFO, not a regular file"):
         read(tmp_path / name)
 
 
@@ -267,7 +252,7 @@ def test_a_fasttext_bin_of_long_words_reads_in_linear_time_and_sums_as_gensim_ha
 
     words = [f"{i:03d}" + "abcdefghij"[i % 10] * 3997 for i in range(120)]
     matrix = _fasttext_bin(tmp_path / "long.bin", words)
-    with time_limit():
+    with ch.time_limit(GUARD):
         model = read_fasttext_bin(tmp_path / "long.bin")
         vectors = model.word_vectors()
     for i in (0, 57, 119):
