@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from numbers import Integral
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE = "agrees", "contradicts", "inconclusive", "untestable here"
 VERDICTS = (AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE)
@@ -234,6 +234,12 @@ class Finding:
                 "details": list(self.details)}
 
 
-def count_verdicts(findings: Sequence[Finding]) -> dict[str, int]:
-    """How many findings got each verdict, in :data:`VERDICTS` order."""
-    return {v: sum(f.verdict == v for f in findings) for v in VERDICTS}
+def count_verdicts(verdicts: Iterable[str]) -> dict[str, int]:
+    """How many of ``verdicts`` are each verdict, in :data:`VERDICTS` order."""
+    verdicts = list(verdicts)
+    return {v: verdicts.count(v) for v in VERDICTS}
+
+
+def verdict_line(verdicts: Iterable[str]) -> str:
+    """The line above a findings table: how many claim parts got each verdict."""
+    return "Verdicts: " + ", ".join(f"{n} {v}" for v, n in count_verdicts(verdicts).items()) + "."

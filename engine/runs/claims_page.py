@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..core.findings import INCONCLUSIVE, VERDICTS, Evidence, number
+from ..core.findings import INCONCLUSIVE, Evidence, number, verdict_line
 
 TITLE = "What each paper claims and what lexprobe finds"
 
@@ -23,13 +23,12 @@ def _cell(text: str) -> str:
 def claims_page(findings: Sequence[dict], papers: dict[str, str], *, source: str) -> str:
     """The page's markdown from ``findings`` (dicts of :meth:`lexprobe.core.findings.Finding.as_dict`, in report
     order); ``papers`` maps a paper key to its title; ``source`` says which run the numbers come from."""
-    counts = {v: sum(f["verdict"] == v for f in findings) for v in VERDICTS}
     out = [f"# {TITLE}", "",
            f"Generated from the findings of {source} by `python tools/claims_page.py RUN_DIR`; do not edit by hand.",
            "Verdicts: *agrees* (the interval lies on the claim's side of its line), *contradicts* (wholly on the "
            "other side), *inconclusive* (it straddles the line: no evidence either way; the smallest effect the "
            "sample could have detected is given), *untestable here* (the data cannot speak; the reason is given).",
-           "", "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".", ""]
+           "", verdict_line(f["verdict"] for f in findings), ""]
     keys = list(dict.fromkeys([*papers, *(f["paper"] for f in findings)]))
     for key in keys:
         mine = [f for f in findings if f["paper"] == key]

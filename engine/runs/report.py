@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import LexprobeError
-from ..core.findings import AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE, Finding, count_verdicts
+from ..core.findings import AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE, Finding, verdict_line
 from ..core.formatting import _cell, markdown_table
 from .claims_page import claims_page
 from .run_dir import RunDir
@@ -101,8 +101,7 @@ def findings(report: Report) -> list[dict]:
 
 def verdict_counts(report: Report) -> str:
     """The line above the findings table: how many claim parts got each verdict."""
-    counts = count_verdicts([f for s in report.sections for f in s.findings])
-    return "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."
+    return verdict_line(f.verdict for s in report.sections for f in s.findings)
 
 
 def _settings_rows(settings: dict) -> list[dict]:

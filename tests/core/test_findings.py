@@ -126,7 +126,7 @@ def test_findings_table_has_one_short_line_per_finding(tmp_path):
     all_findings = [f for s in report.sections for f in s.findings]
     verdicts = [f.verdict for f in all_findings]
     assert verdicts == [AGREES, CONTRADICTS, INCONCLUSIVE, UNTESTABLE]
-    assert count_verdicts(all_findings) == {AGREES: 1, CONTRADICTS: 1, INCONCLUSIVE: 1, UNTESTABLE: 1}
+    assert count_verdicts(verdicts) == {AGREES: 1, CONTRADICTS: 1, INCONCLUSIVE: 1, UNTESTABLE: 1}
     md = to_markdown(report)
     block = md.split("## Findings")[1].split("\n## ")[0].strip().splitlines()
     assert block[0] == "Verdicts: 1 agrees, 1 contradicts, 1 inconclusive, 1 untestable here."
